@@ -25,8 +25,7 @@ requirements = shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
-dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
-ray_requirements = shlex.split(cfg.get('ray_requirements', ''))
+extras = {k: shlex.split(cfg.get(f'{k}_requirements', '')) for k in ('dev', 'ray', 'vision', 'widgets')}
 
 setuptools.setup(
     name=cfg['lib_name'],
@@ -41,7 +40,7 @@ setuptools.setup(
     packages=setuptools.find_packages(),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements, 'ray': ray_requirements},
+    extras_require=extras,
     dependency_links=cfg.get('dep_links', '').split(),
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),

@@ -6,98 +6,158 @@
 from __future__ import annotations
 import argparse, sys
 from pathlib import Path
-import torch
-from .train import NonFiniteLoss
+import lmc_nb
 
 # %% auto #0
 __all__ = ['main']
 
 # %% ../nbs/12b_cli.ipynb #c02672e5
+_EXIT_CODES = """exit codes: 0 success; 1 a sweep finished with failed runs; 2 bad input (the message says what to do);
+3 training diverged (non-finite loss). --debug shows the traceback instead of a one-line message."""
+
+_GRID_HELP = """grid file: a JSON or YAML mapping from run settings to a value or a list of values; the runs are the
+cartesian product of the lists. Keys (defaults): arch (mlp), scheme (dense), sigma_f (1.0), width (64), depth (3),
+norm (the architecture's), act (the architecture's), data (gmm), k (8), n (50000), limit (none), epochs (10),
+bs (256), lr (0.001), wd (0.01), mask_seed (0), seed (0). Example (YAML):
+  scheme: [dense, wasym]
+  width: 64
+  seed: [0, 1, 2, 3]
+Examples that reproduce paper figures at small scale ship in the repository's examples/ folder."""
+
 def _list(s): return [x.strip() for x in s.split(',') if x.strip()]
 
-def _parser()->argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog='lmc', description='Linear mode connectivity reports and benchmarks (lmc-nb).')
-    sub = p.add_subparsers(dest='cmd', required=True)
-    r = sub.add_parser('report', help='train (or load) model pairs, interpolate, write a report folder')
-    r.add_argument('--data', default='gmm', help='gmm | fashion-mnist | mnist | cifar10 (default gmm)')
-    r.add_argument('--arch', default='mlp', help='mlp | resnet20 | vgg11 | vit (default mlp)')
+def _positive(kind):
+    "An argparse type: a number of `kind` that must be > 0 (so `--width 0` or `8.7` for an int is refused)."
+    def conv(s):
+        try: v = kind(s)
+        except ValueError: raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {s!r}") from None
+        if not v > 0: raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {s!r}")
+        return v
+    conv.__name__ = f'positive {kind.__name__}'
+    return conv
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    "Shows every option's default, unless its help already names it or it is a flag."
+    def __init__(self, prog): super().__init__(prog, width=110, max_help_position=28)
+    def _get_help_string(self, action):
+        h = action.help or ''
+        if 'default' in h or action.default is None or isinstance(action.default, bool) or action.default == argparse.SUPPRESS: return h
+        return h + ' (default: %(default)s)'
+
+def _sub(sub, name, help, epilog=None):
+    return sub.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=_Help)
+
+# %% ../nbs/12b_cli.ipynb #68e4a3c0
+def _report_args(r):
+    r.add_argument('--data', default='gmm', help='gmm | fashion-mnist | mnist | cifar10')
+    r.add_argument('--arch', default='mlp', help='mlp | resnet20 | vgg11 | vit')
     r.add_argument('--scheme', default='dense,wasym', help='comma-separated schemes: dense, wasym, syre, sparse, residual')
-    r.add_argument('--sigma-f', type=float, default=1.0, help='scale of the fixed weights (default 1)')
-    r.add_argument('--width', type=float, default=None, help='MLP hidden width (default 64), ResNet / VGG width multiplier (default 1), ViT dim (default 64)')
-    r.add_argument('--depth', type=int, default=3, help='MLP hidden layers (default 3)')
-    r.add_argument('--epochs', type=int, default=10)
-    r.add_argument('--bs', type=int, default=256)
-    r.add_argument('--lr', type=float, default=1e-3)
-    r.add_argument('--wd', type=float, default=1e-2)
-    r.add_argument('--seeds', default='0,1', help='comma-separated seeds, paired consecutively (default 0,1)')
-    r.add_argument('--align', default='none', help='comma-separated alignment methods: none, weight, activation, ste (default none)')
-    r.add_argument('--lams', type=int, default=25, help='points on the path (default 25)')
-    r.add_argument('--k', type=int, default=8, help='gmm: intrinsic dimension (default 8)')
-    r.add_argument('--n', type=int, default=50_000, help='gmm: samples (default 50000)')
-    r.add_argument('--root', default=None, help='image data root (default $LMC_DATA or ~/.cache/lmc_nb)')
-    r.add_argument('--download', action='store_true', help='let torchvision download missing image data')
-    r.add_argument('--limit', type=int, default=None, help='image data: use only the first N samples')
+    r.add_argument('--sigma-f', type=float, default=1.0, help='scale of the fixed weights F of asymmetric schemes')
+    r.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
+    r.add_argument('--depth', type=_positive(int), default=3, help='MLP hidden layers')
+    r.add_argument('--norm', default=None, help="layer | batch | group | none (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
+    r.add_argument('--act', default=None, help="relu | gelu | sigma-asym | linear (default: the architecture's: mlp gelu, others relu)")
+    r.add_argument('--epochs', type=_positive(int), default=10, help='training epochs per model')
+    r.add_argument('--bs', type=_positive(int), default=256, help='mini-batch size')
+    r.add_argument('--lr', type=_positive(float), default=1e-3, help='AdamW learning rate')
+    r.add_argument('--wd', type=float, default=1e-2, help='AdamW weight decay')
+    r.add_argument('--seeds', default='0,1,2,3,4,5', help='comma-separated seeds, paired consecutively into independent pairs')
+    r.add_argument('--align', default='none', help='comma-separated alignment methods: none, weight, activation, ste')
+    r.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
+    r.add_argument('--k', type=_positive(int), default=8, help='gmm: intrinsic dimension')
+    r.add_argument('--n', type=_positive(int), default=50_000, help='gmm: samples')
+    r.add_argument('--root', default=None, help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
+    r.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
+    r.add_argument('--limit', type=_positive(int), default=None, help='image data: use only the first N samples (default: all)')
     r.add_argument('--device', default='cpu', help='cpu | cuda | auto')
-    r.add_argument('--out', default='lmc_report', help='report folder (default lmc_report)')
+    r.add_argument('--out', default='lmc_report', help='report folder; refused if it already holds a report, unless --force')
+    r.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
     r.add_argument('--from', dest='from_dir', default=None, help='evaluate the saved models of an earlier report folder')
-    r.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics")
+    r.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
     r.add_argument('--quiet', action='store_true', help='no progress bars')
-    w = sub.add_parser('sweep', help='train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume')
-    w.add_argument('grid', help='grid file (.json, .yaml)')
-    w.add_argument('--root', default='lmc_zoo', help='zoo folder (default lmc_zoo)')
-    w.add_argument('--backend', default='sequential', help='sequential | process | vectorised | ray (default sequential)')
-    w.add_argument('--workers', type=int, default=2, help='parallel runs for process / ray (default 2)')
-    w.add_argument('--threads', type=int, default=1, help='threads per run (default 1; same on every backend)')
+
+# %% ../nbs/12b_cli.ipynb #6db95608
+def _parser()->argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog='lmc', description='Linear mode connectivity reports, zoos and benchmarks (lmc-nb).',
+                                epilog=_EXIT_CODES)
+    p.add_argument('--version', action='version', version=f'lmc-nb {lmc_nb.__version__}')
+    p.add_argument('--debug', action='store_true', help='show Python tracebacks instead of one-line errors')
+    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,sweep,pairs,bench}')
+    _report_args(_sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES))
+    w = _sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP)
+    w.add_argument('grid', help='grid file (.json, .yaml); format below')
+    w.add_argument('--root', default='lmc_zoo', help='zoo folder')
+    w.add_argument('--backend', default='sequential', help='sequential | process | vectorised | ray')
+    w.add_argument('--workers', type=_positive(int), default=2, help='parallel runs for process / ray')
+    w.add_argument('--threads', type=_positive(int), default=1, help='threads per run (same on every backend)')
     w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one")
-    w.add_argument('--quiet', action='store_true')
-    q = sub.add_parser('pairs', help='barrier table over pairs of seeds of a zoo (pairs.csv)')
-    q.add_argument('zoo', help='zoo folder')
-    q.add_argument('--align', default='none', help='comma-separated alignment methods (default none)')
-    q.add_argument('--pairs', type=int, default=None, help='a seeded sample of this many pairs per setting (default: all pairs)')
-    q.add_argument('--seed', type=int, default=0)
-    q.add_argument('--lams', type=int, default=25)
-    q.add_argument('--quiet', action='store_true')
-    b = sub.add_parser('bench', help='benchmarks: JSON lines with ours_s, baseline_s, ratio')
-    b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs'], help='interp, train, match, sweep, ts, costs (default: all)')
+    w.add_argument('--quiet', action='store_true', help='no progress bars')
+    q = _sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)')
+    q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
+    q.add_argument('--align', default='none', help='comma-separated alignment methods')
+    q.add_argument('--pairs', type=_positive(int), default=None, help='a seeded sample of this many disjoint pairs per setting (default: all)')
+    q.add_argument('--seed', type=int, default=0, help='seed of that sample')
+    q.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
+    q.add_argument('--quiet', action='store_true', help='no progress bars')
+    b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
+    b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs'], help='which benchmarks')
     b.add_argument('--quick', action='store_true', help='only the small cases')
     return p
 
 # %% ../nbs/12b_cli.ipynb #78d0a263
 def _report(a)->int:
+    import torch
     from lmc_nb.report import ReportConfig, run_report
     dev = ('cuda' if torch.cuda.is_available() else 'cpu') if a.device == 'auto' else a.device
     width = a.width if a.width is not None else (64 if a.arch in ('mlp', 'vit') else 1)
     cfg = ReportConfig(data=a.data, arch=a.arch, schemes=_list(a.scheme), sigma_f=a.sigma_f, width=width, depth=a.depth,
-                       epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)], align=_list(a.align),
-                       lams=a.lams, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit, device=dev,
-                       out=a.out, from_dir=a.from_dir, lewc=a.lewc)
-    rep = run_report(cfg, progress=not a.quiet)
+                       norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
+                       align=_list(a.align), lams=a.lams, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
+                       device=dev, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force)
+    run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")
     return 0
 
+def _pairs_text(rows:list)->str:
+    "The pair table as aligned text: the settings that vary, then barriers with their 95 % intervals."
+    keys = [k for k in rows[0] if k not in ('align', 'n_pairs', 'seeds') and '_barrier' not in k and len({str(r[k]) for r in rows}) > 1]
+    f = lambda v, s=1: '' if v in (None, '') else f'{s * float(v):.4f}'
+    head = keys + ['align', 'pairs', 'seeds', 'loss barrier', '95% CI', 'acc barrier (pts)']
+    body = [[str(r[k]) for k in keys] + [r['align'], str(r['n_pairs']), r['seeds'], f(r['loss_barrier_mean']),
+             '' if r['loss_barrier_ci95_low'] is None else f"[{f(r['loss_barrier_ci95_low'])}, {f(r['loss_barrier_ci95_high'])}]",
+             f(r['acc_barrier_mean'], 100)] for r in rows]
+    w = [max(len(x) for x in col) for col in zip(head, *body)]
+    return '\n'.join('  '.join(x.ljust(n) for x, n in zip(line, w)).rstrip() for line in [head, ['-' * n for n in w]] + body)
+
+# %% ../nbs/12b_cli.ipynb #2ada9bc4
+def _run(a)->int:
+    if a.cmd == 'report': return _report(a)
+    if a.cmd == 'sweep':
+        from lmc_nb.zoo import sweep
+        rows = sweep(a.grid, a.root, a.backend, a.workers, a.threads, a.address, progress=not a.quiet)
+        st = [r.get('status') for r in rows]
+        print(f"{st.count('complete')} complete, {st.count('failed')} failed, {st.count('partial')} partial; table: {Path(a.root) / 'results.csv'}")
+        return 0 if st.count('complete') == len(st) else 1
+    if a.cmd == 'pairs':
+        from lmc_nb.zoo import pair_table
+        rows = pair_table(a.zoo, _list(a.align), a.pairs, a.seed, a.lams, progress=not a.quiet)
+        print(_pairs_text(rows)); print(f"\npair table written to {Path(a.zoo) / 'pairs.csv'}")
+        return 0
+    from lmc_nb.bench import run_benches
+    run_benches(a.names, quick=a.quick)
+    return 0
+
 def main(argv=None)->int:
     "Entry point of the `lmc` command."
-    a = _parser().parse_args(argv)
-    try:
-        if a.cmd == 'report': return _report(a)
-        if a.cmd == 'sweep':
-            from lmc_nb.zoo import sweep
-            rows = sweep(a.grid, a.root, a.backend, a.workers, a.threads, a.address, progress=not a.quiet)
-            st = [r.get('status') for r in rows]
-            print(f"{st.count('complete')} complete, {st.count('failed')} failed, {st.count('partial')} partial; table: {Path(a.root) / 'results.csv'}")
-            return 0 if st.count('complete') == len(st) else 1
-        if a.cmd == 'pairs':
-            from lmc_nb.zoo import pair_table
-            pair_table(a.zoo, _list(a.align), a.pairs, a.seed, a.lams, progress=not a.quiet)
-            print(f"pair table: {Path(a.zoo) / 'pairs.csv'}")
-            return 0
-        from lmc_nb.bench import run_benches
-        run_benches(a.names, quick=a.quick)
-        return 0
-    except (ValueError, FileNotFoundError) as e:
+    a = _parser().parse_args(argv)          # --help / --version return here, before torch is imported
+    from lmc_nb.train import NonFiniteLoss
+    try: return _run(a)
+    except (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError) as e:
+        if a.debug: raise
         print(f"lmc {a.cmd}: error: {e}", file=sys.stderr)
         return 2
     except NonFiniteLoss as e:
+        if a.debug: raise
         print(f"lmc {a.cmd}: training diverged: {e}. Lower --lr or check the data.", file=sys.stderr)
         return 3

@@ -12,8 +12,8 @@ from torch import Tensor
 
 # %% auto #0
 __all__ = ['DEBIAN_FMNIST', 'DATASETS', 'Data', 'Splits', 'random_split', 'channel_stats', 'normalize', 'Loader', 'flip_crop',
-           'gmm_params', 'gaussian_mixture', 'coherence_frame', 'coherence_data', 'data_root', 'fashion_mnist_root',
-           'image_data', 'load_data']
+           'gmm_params', 'gaussian_mixture', 'coherence_frame', 'coherence_data', 'data_root', 'read_idx', 'image_data',
+           'load_data']
 
 # %% ../nbs/00_data.ipynb #010e9153
 @dataclass
@@ -179,48 +179,63 @@ def coherence_data(n:int, # number of samples
 
 # %% ../nbs/00_data.ipynb #bcb35607
 DEBIAN_FMNIST = Path('/usr/share/datasets/fashion-mnist')
-_FMNIST_FILES = ['train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte']
+_IDX_FILES = ['train-images-idx3-ubyte', 'train-labels-idx1-ubyte', 't10k-images-idx3-ubyte', 't10k-labels-idx1-ubyte']
+_IDX_FOLDER = {'fashion-mnist': 'FashionMNIST', 'mnist': 'MNIST'}
 
 def data_root(root=None)->Path:
     "The data cache root: `root`, else `$LMC_DATA`, else `~/.cache/lmc_nb`."
     return Path(root or os.environ.get('LMC_DATA') or Path.home() / '.cache' / 'lmc_nb')
 
-def fashion_mnist_root(root=None, # cache root (see `data_root`)
-                       src=None, # folder with the Debian package's *.gz files (default `DEBIAN_FMNIST`)
-                      )->Path: # a root torchvision's FashionMNIST reads
-    "Unpack Debian's Fashion-MNIST files once into `<root>/FashionMNIST/raw/` and return `root`."
-    root = data_root(root); raw = root / 'FashionMNIST' / 'raw'
-    if all((raw / f).exists() for f in _FMNIST_FILES): return root
-    src = Path(src or DEBIAN_FMNIST)
-    if not all((src / (f + '.gz')).exists() for f in _FMNIST_FILES): return root  # nothing to unpack
-    raw.mkdir(parents=True, exist_ok=True)
-    for f in _FMNIST_FILES:
-        tmp = raw / (f + '.part')
-        with gzip.open(src / (f + '.gz'), 'rb') as fi, open(tmp, 'wb') as fo: shutil.copyfileobj(fi, fo)
-        os.replace(tmp, raw / f)   # atomic: a half-written file never looks complete
-    return root
+def read_idx(path)->Tensor:
+    "An IDX file (MNIST's format; `.gz` or plain) as a uint8 tensor of its stored shape."
+    path = Path(path)
+    with (gzip.open if path.suffix == '.gz' else open)(path, 'rb') as f: buf = f.read()
+    if len(buf) < 4 or buf[:2] != b'\0\0' or buf[2] != 8:
+        raise ValueError(f"{path}: not an IDX file of unsigned bytes")
+    nd = buf[3]; shape = [int.from_bytes(buf[4 + 4 * i: 8 + 4 * i], 'big') for i in range(nd)]
+    body = buf[4 + 4 * nd:]
+    if len(body) != math.prod(shape): raise ValueError(f"{path}: truncated ({len(body)} of {math.prod(shape)} bytes)")
+    return torch.frombuffer(bytearray(body), dtype=torch.uint8).view(shape)
 
 # %% ../nbs/00_data.ipynb #c8b15f00
 _HOW_TO_GET = {
     'fashion-mnist': "install Debian's package (`apt-get install dataset-fashion-mnist`), or pass download=True "
-                     "(`lmc report --download`) on a machine with a network, or put the unpacked IDX files in {root}/FashionMNIST/raw/",
-    'mnist': "pass download=True (`lmc report --download`) on a machine with a network, or put the unpacked IDX files in {root}/MNIST/raw/",
+                     "(`lmc report --download`) on a machine with a network, or put the IDX files (.gz or unpacked) in {root}/FashionMNIST/raw/",
+    'mnist': "pass download=True (`lmc report --download`) on a machine with a network, or put the IDX files (.gz or unpacked) in {root}/MNIST/raw/",
     'cifar10': "pass download=True (`lmc report --download`) on a machine with a network, or unpack cifar-10-python.tar.gz into {root}/",
 }
 
+def _find_idx(name:str, root:Path)->list:
+    "Paths of the four IDX files of an MNIST-family set under `root` (or Debian's folder), or None."
+    dirs = [root / _IDX_FOLDER[name] / 'raw'] + ([DEBIAN_FMNIST] if name == 'fashion-mnist' else [])
+    for d in dirs:
+        for ext in ('', '.gz'):
+            ps = [d / (f + ext) for f in _IDX_FILES]
+            if all(p.exists() for p in ps): return ps
+    return None
+
 def _torchvision_pair(name:str, root:Path, download:bool)->tuple:
     "Train and test parts of a torchvision data set as uint8 tensors (N, C, H, W) and int64 labels."
-    import torchvision.datasets as tvd
+    how = _HOW_TO_GET[name].format(root=root)
+    try: import torchvision.datasets as tvd
+    except Exception as e: raise FileNotFoundError(f"{name} data not found under {root}, and torchvision is not usable ({e}). "
+                                                   f"To get the data: {how}; torchvision: pip install 'lmc-nb[vision]'") from None
     cls = {'fashion-mnist': tvd.FashionMNIST, 'mnist': tvd.MNIST, 'cifar10': tvd.CIFAR10}[name]
     try: parts = [cls(str(root), train=tr, download=download) for tr in (True, False)]
-    except RuntimeError as e:
-        raise FileNotFoundError(f"{name} data not found under {root} ({e}). To get it: "
-                                + _HOW_TO_GET[name].format(root=root)) from None
+    except (RuntimeError, OSError) as e:   # missing files, or a download without a network (URLError is an OSError)
+        raise FileNotFoundError(f"{name} data not found under {root} ({type(e).__name__}: {e}). To get it: {how}") from None
     def tensors(ds):
         X = torch.as_tensor(ds.data)
         X = X.unsqueeze(1) if X.ndim == 3 else X.permute(0, 3, 1, 2)   # CIFAR is stored NHWC
         return X.contiguous(), torch.as_tensor(ds.targets, dtype=torch.long)
     return tensors(parts[0]), tensors(parts[1])
+
+def _image_pair(name:str, root:Path, download:bool)->tuple:
+    "IDX files read directly where present (no torchvision); torchvision otherwise."
+    ps = _find_idx(name, root) if name in _IDX_FOLDER else None
+    if ps is None: return _torchvision_pair(name, root, download)
+    Xtr, ytr, Xte, yte = (read_idx(p) for p in ps)
+    return (Xtr.unsqueeze(1), ytr.long()), (Xte.unsqueeze(1), yte.long())
 
 # %% ../nbs/00_data.ipynb #71d1eeaf
 def image_data(name:str, # 'fashion-mnist', 'mnist' or 'cifar10'
@@ -232,8 +247,7 @@ def image_data(name:str, # 'fashion-mnist', 'mnist' or 'cifar10'
               )->Splits:
     "An image data set pooled, split 80/10/10 and normalised with train-split statistics."
     if name not in _HOW_TO_GET: raise ValueError(f"image_data: unknown data set {name!r}; choose one of {sorted(_HOW_TO_GET)}")
-    root = fashion_mnist_root(root) if name == 'fashion-mnist' else data_root(root)
-    (Xtr, ytr), (Xte, yte) = _torchvision_pair(name, root, download)
+    (Xtr, ytr), (Xte, yte) = _image_pair(name, data_root(root), download)
     X, y = torch.cat([Xtr, Xte]).float().div_(255), torch.cat([ytr, yte])
     if limit: X, y = X[:limit], y[:limit]
     tr, va, te = random_split(Data(X, y), fracs, seed)

@@ -4,6 +4,7 @@
 
 # %% ../nbs/05_interp.ipynb #251cf0ab
 from __future__ import annotations
+import warnings
 import copy, math
 from dataclasses import dataclass, field, asdict
 import torch
@@ -103,6 +104,12 @@ def fit_temperature(logits:Tensor, # (..., n, C) logits; leading axes are fitted
         e = (s - s.amax(0)).exp_()
         grad = ((e * zc).sum(0) / e.sum(0) - zy).mean(-1)                  # l'(beta): E_p[z] - z_y, averaged
         a, b = torch.where(grad < 0, m, a), torch.where(grad < 0, b, m)
+    others = zc.scatter(0, y.expand(1, *zc.shape[1:]), float('-inf')).amax(0)
+    sep = (zy > others).all(-1)                                             # every fit sample right: loss → 0 as β → ∞
+    if sep.any():
+        warnings.warn(f"fit_temperature: {int(sep.sum())} of {sep.numel()} fit sets are classified without error, so no finite "
+                      "temperature minimises their loss (β runs to the bracket or to underflow) and the calibrated loss is not "
+                      "meaningful there; fit on more samples", RuntimeWarning)
     return ((a + b) / 2).exp().float()
 
 def ce_acc(logits:Tensor, # (L, n, C) logits of L models

@@ -12,16 +12,16 @@ from torch import nn
 import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
-from .models import ARCHS
+from .models import ARCHS, NORMS, ACTS
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, loss_kind, resumable, write_atomic, _resolve
 from .interp import lmc_curve, Curve, has_batchnorm
 from .asym import dense_twin
-from .zoo import ALIGNERS, register_aligner, _model_config, _train_config
+from .zoo import ALIGNERS, register_aligner, _model_config, _train_config, mean_ci
 from .lewc import lewc_diagnostics, activation_modules
 
 # %% auto #0
-__all__ = ['LABEL_PREFIX', 'model_label', 'ReportConfig', 'model_config', 'get_models', 'run_report', 'plot_report',
-           'report_markdown']
+__all__ = ['LABEL_PREFIX', 'model_label', 'ReportConfig', 'model_config', 'data_key', 'get_models', 'check_out', 'run_report',
+           'plot_report', 'describe_arch', 'lewc_markdown', 'report_markdown']
 
 # %% ../nbs/12_report.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
@@ -39,11 +39,13 @@ class ReportConfig:
     sigma_f:float = 1.0
     width:float = 64          # MLP hidden width, ResNet-20 / VGG-11 width multiplier, or ViT embedding dimension
     depth:int = 3             # MLP hidden layers
+    norm:str = None           # one of `models.NORMS`; None: the architecture's default
+    act:str = None            # one of `models.ACTS`; None: the architecture's default
     epochs:int = 10
     bs:int = 256
     lr:float = 1e-3
     wd:float = 1e-2
-    seeds:tuple = (0, 1)
+    seeds:tuple = (0, 1, 2, 3, 4, 5)   # paired consecutively: three independent pairs
     align:tuple = ('none',)
     lams:int = 25
     gmm_k:int = 8             # intrinsic dimension of the Gaussian mixture
@@ -58,31 +60,46 @@ class ReportConfig:
     from_dir:str = None
     lewc:bool = True          # add LEWC's layerwise diagnostics of the first pair at λ = 1/2 (unaligned)
     lewc_samples:int = 5000   # test samples they are streamed over
+    force:bool = False        # replace a report already in `out` (trained models that match are still reused)
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
         for key, val, ok in (('data', [self.data], DATASETS), ('arch', [self.arch], ARCHS), ('scheme', self.schemes, SCHEMES),
                              ('align', self.align, ALIGNERS)):
             bad = [v for v in val if v not in ok]
             if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
+        for key in ('schemes', 'align'):
+            if not getattr(self, key): raise ValueError(f"{key}: name at least one")
         if self.data == 'coherence': raise ValueError("the coherence data set is a regression task; report needs a classification data set")
         if len(self.seeds) < 2 or len(self.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(self.seeds)}")
         if len(set(self.seeds)) != len(self.seeds): raise ValueError(f"seeds: repeated seeds in {list(self.seeds)}")
         if self.lams < 3: raise ValueError("lams: need at least 3 points on the path")
+        for key, ok in (('norm', NORMS), ('act', ACTS)):
+            if getattr(self, key) is not None and getattr(self, key) not in ok: raise ValueError(f"unknown {key} {getattr(self, key)!r}; choose one of {list(ok)}")
+        for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
+            if not getattr(self, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(self, key)!r}")
+        if self.arch in ('mlp', 'vit') and self.width != int(self.width): raise ValueError(f"width: {self.arch} needs a whole number, got {self.width}")
+        if self.limit is not None and self.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {self.limit}")
 
 # %% ../nbs/12_report.ipynb #4a509f63
 def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:
     "The model config of one scheme of the report."
     return _model_config(dict(arch=cfg.arch, scheme=scheme, sigma_f=cfg.sigma_f, mask_seed=cfg.mask_seed,
-                              width=cfg.width, depth=cfg.depth), data)                   # the zoo's mapping, shared
+                              width=cfg.width, depth=cfg.depth, norm=cfg.norm, act=cfg.act), data)   # the zoo's mapping, shared
+
+def data_key(cfg:ReportConfig)->dict:
+    "Everything about the data that determines trained weights: part of the key under which models are reused."
+    return dict(data=cfg.data, data_seed=cfg.data_seed, limit=cfg.limit,
+                **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {}))
 
 def _train_cfg(cfg:ReportConfig, data:Splits, seed:int)->TrainConfig:
     return _train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data)
 
-def _matches(path:Path, mcfg:dict, tcfg:TrainConfig)->bool:
-    "Is there a finished model at `path` trained with exactly these configs?"
+def _matches(path:Path, mcfg:dict, tcfg:TrainConfig, dkey:dict)->bool:
+    "Is there a finished model at `path` trained with exactly these model, training and data settings?"
     try: meta = json.loads((_resolve(path) / 'config.json').read_text())
-    except FileNotFoundError: return False
-    return meta.get('model') == json.loads(json.dumps(mcfg)) and meta.get('train') == asdict(tcfg) and meta.get('done', False)
+    except (FileNotFoundError, ValueError): return False
+    return (meta.get('model') == json.loads(json.dumps(mcfg)) and meta.get('train') == asdict(tcfg)
+            and meta.get('data') == json.loads(json.dumps(dkey)) and meta.get('done', False))
 
 # %% ../nbs/12_report.ipynb #87e8166d
 def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
@@ -98,7 +115,7 @@ def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
         todo, have = [], {}
         for s in cfg.seeds:
             p = out / f'{label}-s{s}'
-            if _matches(p, mcfg, _train_cfg(cfg, data, s)): have[s] = load_model(p, dev)[0]
+            if _matches(p, mcfg, _train_cfg(cfg, data, s), data_key(cfg)): have[s] = load_model(p, dev)[0]
             else: todo.append(s)
         fresh = [init_model(mcfg, s).to(dev) for s in todo]
         vec = len(fresh) > 1 and not has_batchnorm(fresh[0]) and not data.meta.get('augment')
@@ -111,7 +128,7 @@ def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
                 if not resumable(ck, m, _train_cfg(cfg, data, s)):                     # stale: written for another config
                     for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
                 train(m, data.to(dev), _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
-            save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), done=True,
+            save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=True,
                                                           seconds=(time.perf_counter() - t0) / max(1, len(todo))))
             shutil.rmtree(out / f'{label}-s{s}.ckpt', ignore_errors=True)   # per-epoch state no longer needed
         have.update(zip(todo, fresh))
@@ -119,16 +136,26 @@ def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
     return models
 
 # %% ../nbs/12_report.ipynb #68f91421
-def _mean_std(xs):
-    "Mean and standard deviation over pairs; (None, None) if a value is undefined (e.g. no midpoint on the λ grid)."
-    if any(x is None for x in xs): return None, None
-    xs = torch.tensor(xs, dtype=torch.float64)
-    return float(xs.mean()), float(xs.std()) if len(xs) > 1 else 0.
+def _stats(xs)->tuple:
+    "Mean, std and 95 % interval over independent pairs; std and interval None for one pair; all None if a value is undefined."
+    if any(x is None for x in xs): return None, None, None
+    st = mean_ci(xs)
+    return st['mean'], st['std'], (None if st['ci_low'] is None else [st['ci_low'], st['ci_high']])
+
+def check_out(cfg:ReportConfig):
+    "Refuse, before any training, an output folder that is a file, or that already holds a report (unless `force`)."
+    out = Path(cfg.out)
+    if out.exists() and not out.is_dir(): raise NotADirectoryError(f"--out {out} is a file, not a folder")
+    if (out / 'report.json').exists() and not cfg.force:
+        raise FileExistsError(f"{out} already holds a report; pass --force (force=True) to replace it, or choose another --out")
+    if cfg.from_dir and Path(cfg.from_dir).resolve() == out.resolve() and not cfg.force:
+        raise FileExistsError(f"--out {out} is the folder the models are loaded from; choose another --out")
 
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
     cfg = cfg or ReportConfig()
     t0 = time.perf_counter()
+    check_out(cfg)
     data = load_data(cfg.data, seed=cfg.data_seed, root=cfg.root, download=cfg.download, limit=cfg.limit,
                      **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {})).to(cfg.device)
     models = get_models(cfg, data, progress)
@@ -137,6 +164,7 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
                config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
                data=dict(name=data.name, n_train=len(data.train), n_val=len(data.val), n_test=len(data.test),
                          in_shape=list(data.in_shape), n_classes=data.n_classes),
+               architectures={label: getattr(ms[0][1], 'config', None) for label, ms in models.items()},   # as trained or loaded
                models=[], results=[])
     for label, ms in models.items():
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
@@ -148,10 +176,12 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
                 pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
             res = dict(model=label, align=align, n_pairs=len(pairs))
             for key in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier', 'loss_midpoint', 'acc_midpoint'):
-                res[key], res[key + '_std'] = _mean_std([p[key] for p in pairs])
-            res['loss_barrier_calibrated'], res['loss_barrier_calibrated_std'] = res.pop('loss_calibrated_barrier'), res.pop('loss_calibrated_barrier_std')
+                name = 'loss_barrier_calibrated' if key == 'loss_calibrated_barrier' else key
+                res[name], res[name + '_std'], res[name + '_ci95'] = _stats([p[key] for p in pairs])
             for key in ('lambdas', 'loss', 'acc', 'loss_calibrated', 'temperature'):
-                res[key] = torch.tensor([p['curve'][key] for p in pairs], dtype=torch.float64).mean(0).tolist()
+                v = torch.tensor([p['curve'][key] for p in pairs], dtype=torch.float64)
+                res[key] = v.mean(0).tolist()
+                if key in ('loss', 'acc', 'loss_calibrated'): res[key + '_min'], res[key + '_max'] = v.min(0).values.tolist(), v.max(0).values.tolist()
             res['pairs'] = pairs
             rep['results'].append(res)
         if cfg.lewc and activation_modules(ms[0][1]):
@@ -164,64 +194,110 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     return rep
 
 # %% ../nbs/12_report.ipynb #9e588e4f
+def _curve_label(r:dict)->str: return r['model'] + ('' if r['align'] == 'none' else f" ({r['align']})")
+
 def plot_report(rep:dict):
-    "Loss, calibrated loss and accuracy along the path for every (model, alignment) of a report; returns the Figure."
+    "Loss, calibrated loss and accuracy along the path for every (model, alignment), with the range over pairs; a Figure."
     from matplotlib.figure import Figure      # no pyplot: leaves the caller's backend and figures alone
-    fig = Figure(figsize=(11, 3.2))
+    fig = Figure(figsize=(11, 3.6))
     axs = fig.subplots(1, 3)
+    models = list(dict.fromkeys(r['model'] for r in rep['results']))
+    aligns = list(dict.fromkeys(r['align'] for r in rep['results']))
+    styles, markers = ['-', '--', ':', '-.'], ['o', 's', '^', 'D']
     for r in rep['results']:
-        lab = r['model'] + ('' if r['align'] == 'none' else f" ({r['align']})")
-        ls = '-' if r['align'] == 'none' else '--'
-        for ax, key in zip(axs, ('loss', 'loss_calibrated', 'acc')): ax.plot(r['lambdas'], r[key], ls, marker='.', label=lab)
-    for ax, t in zip(axs, ('test loss', 'calibrated test loss (LEWC §3.1)', 'test accuracy')):
-        ax.set_title(t, fontsize=10); ax.set_xlabel('λ  (0 = model A, 1 = model B)'); ax.grid(alpha=0.3)
-    axs[0].legend(fontsize=8)
-    fig.suptitle(f"Linear interpolation between independently trained models — {rep['data']['name']}", fontsize=11)
-    fig.tight_layout()
+        col, k = f"C{models.index(r['model'])}", aligns.index(r['align'])
+        for ax, key, s in zip(axs, ('loss', 'loss_calibrated', 'acc'), (1, 1, 100)):
+            ax.plot(r['lambdas'], [s * v for v in r[key]], styles[k % 4], color=col, marker=markers[k % 4], ms=3.5,
+                    label=_curve_label(r))
+            if r['n_pairs'] > 1:                 # the range over independent pairs
+                ax.fill_between(r['lambdas'], [s * v for v in r[key + '_min']], [s * v for v in r[key + '_max']], color=col, alpha=0.12)
+    for ax, t, y in zip(axs, ('test loss', 'calibrated test loss (LEWC §3.1)', 'test accuracy'), ('loss (nats)', 'loss (nats)', 'accuracy (%)')):
+        ax.set_title(t, fontsize=10); ax.set_xlabel('λ  (0 = model A, 1 = model B)'); ax.set_ylabel(y); ax.grid(alpha=0.3)
+    n = max(r['n_pairs'] for r in rep['results'])
+    fig.legend(*axs[0].get_legend_handles_labels(), loc='lower center', ncol=min(6, len(rep['results'])), fontsize=8, frameon=False)
+    fig.suptitle(f"Linear interpolation between independently trained models — {rep['data']['name']}"
+                 + (f" (mean of {n} pairs; band: range)" if n > 1 else " (one pair)"), fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
+# %% ../nbs/12_report.ipynb #ecdaf942
+def describe_arch(cfg:dict)->str:
+    "One line saying what was trained: architecture, widths, norm, activation, scheme and σ_F."
+    if cfg is None: return 'unknown architecture'
+    a = cfg['arch']
+    size = {'mlp': lambda: f"{cfg['d_in']}→{'→'.join(map(str, cfg['widths']))}→{cfg['d_out']}",
+            'vit': lambda: f"dim {cfg['dim']}, depth {cfg['depth']}, {cfg['heads']} heads, patch {cfg['patch']}"}.get(a, lambda: f"width ×{cfg['width']}")()
+    norm = 'LayerNorm' if a == 'vit' else {'layer': 'LayerNorm', 'batch': 'BatchNorm', 'none': 'no normalisation',
+                                         'group': f"GroupNorm ({cfg.get('groups', 1)} group(s))"}[cfg['norm']]
+    act = {'relu': 'ReLU', 'gelu': 'GELU'}.get(cfg['act'], cfg['act'])
+    return f"{a} ({size}), {norm}, {act}, scheme {cfg['scheme']}" + ('' if cfg['scheme'] == 'dense' else f", σ_F = {cfg['sigma_f']}")
+
+def _fmt(r:dict, k:str, s:float=1, d:int=4)->str:
+    "mean, with ± std and the 95 % interval when there are several pairs; n/a when undefined."
+    if r[k] is None: return 'n/a'
+    if r['n_pairs'] == 1: return f"{s * r[k]:.{d}f}"
+    lo, hi = r[k + '_ci95']
+    return f"{s * r[k]:.{d}f} ± {s * r[k + '_std']:.{d}f} [{s * lo:.{d}f}, {s * hi:.{d}f}]"
+
+# %% ../nbs/12_report.ipynb #0e4a89a6
+def lewc_markdown(d:dict, arch:dict=None)->list:
+    "Lines of the LEWC section of `report.md` for one model's diagnostics `d`."
+    normed = arch is None or arch['arch'] == 'vit' or arch.get('norm', 'layer') != 'none'
+    L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "",
+         "Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
+         "the activation (Fig. 4), and the merged/averaged feature-norm ratio with LEWC's prediction 2^(1−ℓ) (Fig. 20); then, per "
+         "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
+         f"Streamed over {d['n']} test samples. "
+         + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "
+            "features (LEWC F.6); run `lmc report --norm none` for the norm-free case." if normed else
+            "This network has no normalisation layers, so LEWC's norm prediction applies."), "",
+         "| layer | LEWC cosine | weak additivity | norm ratio | LEWC prediction | small-moment units (A, B) | non-overlap |",
+         "|---|---|---|---|---|---|---|"]
+    for j, name in enumerate(d['layers']):
+        act = j < len(d['acts'])
+        pred = 'n/a' if normed else f"{d['norm_ratio_lewc'][0][j]:.3f}"
+        L.append(f"| {name} | {d['lewc_cos'][0][j]:.3f} | " + (f"{d['weak_add'][0][j]:.3f}" if act else '–')
+                 + f" | {d['norm_ratio'][0][j]:.3f} | {pred} | "
+                 + (f"{d['small_moment'][0][j]:.2f}, {d['small_moment'][1][j]:.2f} | {d['non_overlap'][j]:.2f} |" if act else "– | – |"))
+    L += ["", "Columns (averaged over samples): *LEWC cosine* — cos(z_merged, 2^(−ℓ)(z_A + z_B)) of layer ℓ's features, "
+          "LEWC's exponentially weighted prediction at λ = 1/2; *weak additivity* — cos(σ((u_A + u_B)/2), (σ(u_A) + σ(u_B))/2) of "
+          "the two models' pre-activations; *norm ratio* — E‖z_merged‖ / E‖(z_A + z_B)/2‖, and LEWC's prediction of it; "
+          "*small-moment units* — fraction of units whose second moment is below 1 % of the layer's largest, in A and in B; "
+          "*non-overlap* — 1 − |large_A ∩ large_B| / |large_A ∪ large_B| over the other units (LEWC's disjoint supports).", "",
+          "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
+    for j, w in enumerate(d['weights']):
+        L.append(f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |")
+    return L + [""]
+
+# %% ../nbs/12_report.ipynb #cab6aa5b
 def report_markdown(rep:dict)->str:
     "The `report.md` summary of a report."
-    c = rep['config']
-    L = [f"# LMC report", "",
+    c, res = rep['config'], rep['results']
+    n = max(r['n_pairs'] for r in res)
+    L = ["# LMC report", "",
          f"Data: **{rep['data']['name']}** ({rep['data']['n_train']} train / {rep['data']['n_test']} test samples). "
-         f"Architecture: **{c['arch']}** (width {c['width']}), schemes {', '.join(c['schemes'])}, σ_F = {c['sigma_f']}; "
-         f"{c['epochs']} epochs, AdamW lr {c['lr']}, weight decay {c['wd']}; seeds {c['seeds']} paired consecutively. "
-         f"Generated by lmc-nb {rep['lmc_nb_version']} in {rep['seconds']:.0f} s.", "",
-         "Barriers follow LEWC Def. 2.1 on a grid of " + str(c['lams']) + " λ values; the calibrated loss fits the softmax "
-         "temperature on 20 % of the test set and reports the other 80 % (LEWC §3.1)."
-         + (" Mean ± std over pairs." if any(r['n_pairs'] > 1 for r in rep['results']) else ''), "",
-         "| model | align | test acc (A, B) | loss barrier | acc barrier (pts) | calibrated loss barrier | midpoint acc drop (pts) |",
-         "|---|---|---|---|---|---|---|"]
+         f"{c['epochs']} epochs, AdamW lr {c['lr']}, weight decay {c['wd']}, batch {c['bs']}; seeds {c['seeds']} paired "
+         f"consecutively into {n} independent pair(s). Generated by lmc-nb {rep['lmc_nb_version']} in {rep['seconds']:.0f} s.", "",
+         "Models:", ""] + [f"- **{lab}**: {describe_arch(a)}" for lab, a in rep.get('architectures', {}).items()] + [""]
+    L += ["| model | align | pairs | test acc % (each model) | loss barrier (nats) | acc barrier (pts) | calibrated loss barrier (nats) | midpoint acc (%) |",
+          "|---|---|---|---|---|---|---|---|"]
     accs = {}
     for m in rep['models']: accs.setdefault(m['model'], []).append(m.get('test_acc', float('nan')))
-    def pm(r, k, s=1):
-        if r[k] is None: return 'n/a'
-        d = 4 if s == 1 else 2
-        return f"{s * r[k]:.{d}f}" + (f" ± {s * r[k + '_std']:.{d}f}" if r['n_pairs'] > 1 else '')
-    for r in rep['results']:
-        L.append(f"| {r['model']} | {r['align']} | {', '.join(f'{a:.3f}' for a in accs[r['model']])} | {pm(r, 'loss_barrier')} | "
-                 f"{pm(r, 'acc_barrier', 100)} | {pm(r, 'loss_barrier_calibrated')} | {pm(r, 'acc_midpoint', 100)} |")
-    un = {r['model']: r['loss_barrier'] for r in rep['results'] if r['align'] == 'none'}
+    for r in res:
+        L.append(f"| {r['model']} | {r['align']} | {r['n_pairs']} | {', '.join(f'{100 * a:.1f}' for a in accs[r['model']])} | "
+                 f"{_fmt(r, 'loss_barrier')} | {_fmt(r, 'acc_barrier', 100, 2)} | {_fmt(r, 'loss_barrier_calibrated')} | "
+                 f"{_fmt(r, 'acc_midpoint', 100, 2)} |")
+    L += ["", "Columns: *pairs* — independent pairs of models (no model in two pairs); *loss barrier* — the largest excess of "
+          "the test loss (cross-entropy, nats) on the linear path over the straight line between its ends (LEWC Def. 2.1); "
+          "*acc barrier* — the same for the test error, in percentage points; *calibrated* — after fitting the softmax "
+          f"temperature at every λ on 20 % of the test set, evaluated on the other 80 % (LEWC §3.1); *midpoint acc* — accuracy "
+          f"at λ = 1/2. Barriers use a grid of {c['lams']} λ values. "
+          + ("Values are mean ± standard deviation [95 % Student-t interval] over pairs." if n > 1 else
+             "One pair: single values, no spread (use more --seeds for intervals).")]
+    un = {r['model']: r['loss_barrier'] for r in res if r['align'] == 'none' and r['loss_barrier'] is not None}
     if len(un) > 1:
         lo, hi = min(un, key=un.get), max(un, key=un.get)
-        L += ["", f"Lowest unaligned loss barrier: **{lo}** ({un[lo]:.4f}); highest: **{hi}** ({un[hi]:.4f})."]
+        L += ["", f"Lowest unaligned loss barrier: **{lo}** ({un[lo]:.4f} nats); highest: **{hi}** ({un[hi]:.4f} nats)."]
     L += ["", "![curves](curves.png)", ""]
-    for d in rep.get('lewc', []):
-        L += [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "",
-              "Layerwise cosine of the merged model's features with the average of the two models' (LEWC Fig. 3), weak additivity of "
-              "the activation (Fig. 4), and the merged/averaged feature-norm ratio with LEWC's prediction 2^(1−ℓ) (Fig. 20); then, per "
-              "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
-              f"Streamed over {d['n']} test samples. The norm prediction holds for norm-free networks only: layer and batch norm "
-              "rescale the features (LEWC F.6).", "",
-              "| layer | LEWC cosine | weak additivity | norm ratio (LEWC) | small-moment units (A, B) | non-overlap |", "|---|---|---|---|---|---|"]
-        for j, name in enumerate(d['layers']):
-            act = j < len(d['acts'])
-            L.append(f"| {name} | {d['lewc_cos'][0][j]:.3f} | {d['weak_add'][0][j]:.3f} | " if act else f"| {name} | {d['lewc_cos'][0][j]:.3f} | – | ")
-            L[-1] += f"{d['norm_ratio'][0][j]:.3f} ({d['norm_ratio_lewc'][0][j]:.3f}) | " + (
-                f"{d['small_moment'][0][j]:.2f}, {d['small_moment'][1][j]:.2f} | {d['non_overlap'][j]:.2f} |" if act else "– | – |")
-        L += ["", "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
-        for j, w in enumerate(d['weights']):
-            L.append(f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |")
-        L.append("")
+    for d in rep.get('lewc', []): L += lewc_markdown(d, rep.get('architectures', {}).get(d['model']))
     return '\n'.join(L)

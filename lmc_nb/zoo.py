@@ -23,7 +23,7 @@ from .ste import align_ste
 
 # %% auto #0
 __all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'BACKENDS', 'ALIGNERS', 'load_grid', 'expand_grid', 'run_id', 'run_one', 'open_zoo',
-           'zoo_rows', 'write_table', 'sweep', 'register_aligner', 'mean_ci', 'pair_table']
+           'zoo_rows', 'write_table', 'sweep', 'register_aligner', 'mean_ci', 'independent_pairs', 'pair_table']
 
 # %% ../nbs/07_zoo.ipynb #6b05ae06
 ZOO_FORMAT = 1
@@ -218,13 +218,24 @@ def mean_ci(xs:list, level:float=0.95)->dict:
     "Mean, standard deviation and Student-t confidence interval of `xs`."
     from scipy.stats import t
     x = torch.tensor(xs, dtype=torch.float64); n = len(x)
-    m, sd = float(x.mean()), float(x.std()) if n > 1 else 0.
-    h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n) if n > 1 else float('nan')
+    if n == 0: raise ValueError("mean_ci: no values")
+    m = float(x.mean())
+    if n == 1: return dict(mean=m, std=None, ci_low=None, ci_high=None, n=1)      # one value: no spread to report
+    sd = float(x.std()); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
     return dict(mean=m, std=sd, ci_low=m - h, ci_high=m + h, n=n)
+
+def independent_pairs(runs:list, pairs:int=None, gen:torch.Generator=None)->list:
+    "Disjoint pairs of consecutive seeds (0, 1), (2, 3), …; with `pairs`, a seeded sample of that many of them."
+    rs = sorted(runs, key=lambda r: r['seed'])
+    out = list(zip(rs[0::2], rs[1::2]))
+    if pairs is not None and pairs < len(out): out = [out[i] for i in sorted(torch.randperm(len(out), generator=gen)[:pairs].tolist())]
+    return out
 
 # %% ../nbs/07_zoo.ipynb #e063c5cd
 def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, progress:bool=True)->list:
-    "Barriers over pairs of seeds per setting of a zoo (all pairs, or a seeded sample of `pairs`), written to `pairs.csv`."
+    "Barriers over independent pairs of seeds per setting of a zoo (or a seeded sample of `pairs`), written to `pairs.csv`."
+    if pairs is not None and pairs < 1: raise ValueError(f"pairs: need at least 1 pair per setting, got {pairs}")
+    if lams < 3: raise ValueError(f"lams: need at least 3 points on the path, got {lams}")
     bad = [a for a in align if a not in ALIGNERS]
     if bad: raise ValueError(f"unknown align {bad[0]!r}; choose one of {list(ALIGNERS)}")
     root = open_zoo(root)
@@ -237,8 +248,7 @@ def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, p
     if not todo: raise ValueError(f"{root}: no setting has two complete runs to pair")
     for key, rs in tqdm(todo, desc='pairs', disable=not progress):
         cfg = json.loads(key); data = _data({**cfg, 'seed': 0})
-        combos = list(itertools.combinations(sorted(rs, key=lambda r: r['seed']), 2))
-        if pairs is not None and pairs < len(combos): combos = [combos[i] for i in torch.randperm(len(combos), generator=gen)[:pairs].tolist()]
+        combos = independent_pairs(rs, pairs, gen)
         models = {r['run']: load_model(root / 'runs' / r['run'] / 'model')[0] for r in rs}
         for a in align:
             vals = {k: [] for k in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier')}
@@ -247,8 +257,10 @@ def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, p
                 X, Y = (A, B) if a == 'none' else (dense_twin(A), ALIGNERS[a](A, B, data))
                 b = lmc_curve(X, Y, data.test, lams, bn_data=data.train).barriers()
                 for k in vals: vals[k].append(b[k])
-            row = dict(cfg, align=a, n_pairs=len(combos))
-            for k, v in vals.items(): row.update({f'{k}_{s}': x for s, x in mean_ci(v).items() if s != 'n'})
+            row = dict(cfg, align=a, n_pairs=len(combos), seeds=' '.join(f"{ra['seed']}-{rb['seed']}" for ra, rb in combos))
+            for k, v in vals.items():
+                st = mean_ci(v)
+                row.update({f'{k}_mean': st['mean'], f'{k}_std': st['std'], f'{k}_ci95_low': st['ci_low'], f'{k}_ci95_high': st['ci_high']})
             out.append(row)
     buf = io.StringIO(); w = csv.DictWriter(buf, list(out[0])); w.writeheader(); w.writerows(out)
     _atomic_text(root / 'pairs.csv', buf.getvalue())

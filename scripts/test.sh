@@ -2,7 +2,9 @@
 # lmc-nb's test command (README "Run the tests"; `.ci/run` calls it after installing everything).
 # Fails on: lmc_nb/ out of sync with the notebooks, notebooks that nbdev_clean would change,
 # nbdev_proc_nbs failing (the docs pre-processing), any notebook that errors under nbdev_test.
-# Ends with one line `N passed, M failed` counting notebooks.
+# Also (unless LMC_SKIP_WHEEL=1): the package builds as wheel + sdist, installs from the wheel into a clean virtual
+# environment, and runs `lmc report` there. Ends with one line `N passed, M failed, K skipped`: notebooks (a notebook
+# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped) plus the wheel check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -39,10 +41,27 @@ total=$(python3 -c "
 from nbdev.config import get_config
 from nbdev.doclinks import nbglob
 print(len(nbglob(get_config().path('nbs_path'), skip_folder_re='^[_.]', skip_file_re='^[_.]')))")
+python3 scripts/nb_skipped.py > "$tmp/skipped.txt"
+skipped=$(wc -l < "$tmp/skipped.txt")
 nbdev_test --timing 2>&1 | tee "$tmp/test.log"
 status=${PIPESTATUS[0]}
 failed=$(awk '/nbdev Tests Failed On The Following Notebooks/{f=1; next} f && /\.ipynb/{n++} END{print n+0}' "$tmp/test.log")
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=$total; fi   # nbdev_test crashed before listing
 [ "$failed" -gt 0 ] && fail=1
-echo "$((total - failed)) passed, $failed failed"
+passed=$((total - failed - skipped)); [ "$passed" -lt 0 ] && passed=0
+if [ "$skipped" -gt 0 ]; then
+  echo "SKIPPED (every real cell is flagged slow/gpu/notest; run with: LMC_SCALE=cpu nbdev_test --flags slow --path NB):"
+  sed 's|^.*/nbs/|  nbs/|' "$tmp/skipped.txt"
+fi
+if grep -q "NOT TESTED" "$tmp/test.log" 2>/dev/null || [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  echo "WARNING: some checks did not run here. Fashion-MNIST tests need Debian's package: sudo apt-get install dataset-fashion-mnist"
+fi
+
+if [ "${LMC_SKIP_WHEEL:-0}" != 1 ]; then
+  echo "== wheel: python -m build, install into a clean venv, lmc report"
+  if bash scripts/wheel_check.sh "$tmp/wheel" > "$tmp/wheel.log" 2>&1; then echo "ok"; tail -3 "$tmp/wheel.log"; passed=$((passed + 1))
+  else tail -30 "$tmp/wheel.log"; echo "FAIL: wheel check"; failed=$((failed + 1)); fail=1; fi
+else echo "== wheel check skipped (LMC_SKIP_WHEEL=1)"; skipped=$((skipped + 1)); fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
 exit $fail
