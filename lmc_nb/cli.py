@@ -18,7 +18,7 @@ _EXIT_CODES = """exit codes: 0 success; 1 a sweep finished with failed runs; 2 b
 _GRID_HELP = """grid file: a JSON or YAML mapping from run settings to a value or a list of values; the runs are the
 cartesian product of the lists. Keys (defaults): arch (mlp), scheme (dense), sigma_f (1.0), width (64), depth (3),
 norm (the architecture's), act (the architecture's), data (gmm), k (8), n (50000), limit (none), epochs (10),
-bs (256), lr (0.001), wd (0.01), mask_seed (0), seed (0). Example (YAML):
+bs (256), lr (0.001), wd (0.01), mask_seed (0), seed (0). Keys starting with _ are comments. Example (YAML):
   scheme: [dense, wasym]
   width: 64
   seed: [0, 1, 2, 3]

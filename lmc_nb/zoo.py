@@ -42,7 +42,7 @@ def load_grid(src)->dict:
 
 def expand_grid(grid)->list:
     "The runs of a grid: every combination of its values, with defaults for the keys it does not name."
-    grid = load_grid(grid)
+    grid = {k: v for k, v in load_grid(grid).items() if not str(k).startswith('_')}   # `_comment`-style keys are notes
     if not grid: raise ValueError("empty grid: name at least one key")
     bad = sorted(set(grid) - set(GRID_DEFAULTS))
     if bad: raise ValueError(f"unknown grid key(s) {bad}; the keys are {sorted(GRID_DEFAULTS)}")
