@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_costs.ipynb #8100f15e
 from __future__ import annotations
-import math
+import math, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -325,18 +325,43 @@ def gamma_in(geo:Geometry)->dict:
     return dict(gamma=g, pair=pair, predicted=sig * math.sqrt(2 * len(F)) * u)
 
 # %% ../nbs/08_costs.ipynb #cb1b635b
+def _ridge_system(X:Tensor, Fi:Tensor, Di:Tensor, si:Tensor, ti:Tensor, target:Tensor, w:Tensor, act, beta:float)->tuple:
+    "Def. E.3's objective J (P,), its gradient g (P, p) and Gauss–Newton Hessian H (P, p, p) at w, for P pairs at once."
+    n = len(X)
+    z = (X @ (Fi + Di * w).T) * si + ti                                               # (n, P) pre-activations
+    if act is None: a, da = z, torch.ones_like(z)
+    else:
+        with torch.enable_grad():
+            zz = z.detach().requires_grad_(True); a_ = act(zz)
+            (da,) = torch.autograd.grad(a_.sum(), zz)                                 # η' (η acts elementwise)
+        a = a_.detach()
+    r = a - target
+    c = da * si                                                                       # ∂ output / ∂ (x·u)
+    J = (r * r).mean(0) / beta + (w * w).sum(1)
+    g = 2 / (n * beta) * Di * (X.T @ (r * c)).T + 2 * w
+    H = 2 / (n * beta) * Di[:, :, None] * torch.einsum('np,nP,nq->Ppq', X, c * c, X) * Di[:, None, :]
+    H.diagonal(dim1=1, dim2=2).add_(2.)
+    return J, g, H
+
 def ridge_costs(layer:nn.Module, # the layer
                 X:Tensor, # (n, fan_in) its inputs (e.g. `layer_inputs`); the expectation in Def. E.3 is over these rows
                 pairs, # (P, 2) pairs (i, j): neuron i realizes neuron j's feature
                 beta:float=0.01, # relaxation (NI G.7 reports 0.01)
-                act=None, # the neuron's activation (callable); default identity
+                act=None, # the neuron's activation (an elementwise callable); default identity
                 scale:Tensor=None, shift:Tensor=None, # per-neuron affine before act (frozen batch norm)
                 bias:bool=True, # the bias is trained and counted in the norm
-                steps:int=3000, lr:float=2e-2, # AdamW steps and peak learning rate, cosine-decayed (NI G.7: 15 000 at 0.005)
+                method:str='auto', # 'exact' (η = id: the normal equations), 'newton' (Gauss–Newton), 'adamw' (NI G.7's optimiser); auto: exact for η = id, else newton
+                tol:float=1e-9, # converged when the Newton decrement gᵀH⁻¹g/2 ≤ tol · J for every pair
+                max_iter:int=100, # Gauss–Newton iterations
+                steps:int=3000, lr:float=2e-2, # adamw only: steps and peak learning rate, cosine-decayed (NI G.7: 15 000 at 0.005)
+                chunk:int=None, # pairs per Gauss–Newton system (default: from a 256 MB budget)
                 progress:bool=False,
-               )->Tensor: # (P,) optimised squared relaxed costs
-    "Relaxed ridge realization costs (NI Def. E.3) of many neuron pairs, optimised jointly with AdamW."
+               )->Tensor: # (P,) squared relaxed costs
+    "Relaxed ridge realization costs (NI Def. E.3) of many neuron pairs: exact for η = id, converged Gauss–Newton otherwise (warns if not)."
     if beta <= 0: raise ValueError(f"ridge_costs: beta must be > 0, got {beta}")
+    if method not in ('auto', 'exact', 'newton', 'adamw'): raise ValueError(f"ridge_costs: method must be 'auto', 'exact', 'newton' or 'adamw', got {method!r}")
+    if method == 'exact' and act is not None: raise ValueError("ridge_costs: method='exact' needs the identity activation (act=None); use 'newton' for a nonlinear η")
+    method = ('exact' if act is None else 'newton') if method == 'auto' else method
     pairs = torch.as_tensor(pairs, dtype=torch.long).reshape(-1, 2)
     F, D, W = layer_parts(layer, bias)
     m = len(F)
@@ -344,23 +369,61 @@ def ridge_costs(layer:nn.Module, # the layer
     X = torch.as_tensor(X).double()
     if bias and layer.bias is not None: X = torch.cat([X, X.new_ones(len(X), 1)], 1)
     if X.shape[1] != F.shape[1]: raise ValueError(f"ridge_costs: inputs have {X.shape[1]} features, the layer expects {F.shape[1]}")
-    act = act or (lambda z: z)
     s = torch.ones(m, dtype=torch.float64) if scale is None else torch.as_tensor(scale).double()
     t = torch.zeros(m, dtype=torch.float64) if shift is None else torch.as_tensor(shift).double()
+    eta = act or (lambda z: z)
     i, j = pairs[:, 0], pairs[:, 1]
-    with torch.no_grad(): target = act((X @ (F[j] + D[j] * W[j]).T) * s[j] + t[j])            # (n, P)
-    w = W[i].clone().requires_grad_(True)
-    Fi, Di, si, ti = F[i], D[i], s[i], t[i]
+    with torch.no_grad(): target = eta((X @ (F[j] + D[j] * W[j]).T) * s[j] + t[j])          # (n, P)
+    if method == 'adamw': return _ridge_adamw(X, F[i], D[i], s[i], t[i], target, W[i].clone(), act, beta, steps, lr, tol, progress)
+    n, p = X.shape
+    chunk = chunk or max(1, 2 ** 25 // (n + p * p))
+    out = []
+    for c0 in tqdm(range(0, len(pairs), chunk), desc='ridge', disable=not progress, leave=False):
+        sl = slice(c0, c0 + chunk)
+        Fi, Di, si, ti, tg = F[i[sl]], D[i[sl]], s[i[sl]], t[i[sl]], target[:, sl]
+        obj = lambda w_: _ridge_system(X, Fi, Di, si, ti, tg, w_, act, beta)
+        if method == 'exact':                                                        # a quadratic: one Newton step from 0 is its minimum
+            w = torch.zeros_like(Fi); J, g, H = obj(w)
+            out.append(obj(w - torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0])[0]); continue
+        w = W[i[sl]].clone()                                                          # NI G.7: start at neuron i's trained weights
+        for it in range(max_iter + 1):
+            J, g, H = obj(w)
+            step = torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]
+            dec = (g * step).sum(1) / 2                                               # predicted decrease (GN model)
+            done = dec <= tol * J.clamp_min(1e-300)
+            if done.all() or it == max_iter: break
+            tt = torch.ones(len(w), dtype=w.dtype)                                    # Armijo backtracking, per pair
+            for _ in range(40):
+                wn = w - tt[:, None] * step; Jn = obj(wn)[0]
+                ok = Jn <= J - 1e-4 * tt * 2 * dec
+                if ok.all(): break
+                tt = torch.where(ok, tt, tt / 2)
+            w = torch.where(done[:, None], w, wn)
+        if not done.all():
+            warnings.warn(f"ridge_costs: {int((~done).sum())} of {len(done)} pairs did not converge in {max_iter} Gauss–Newton iterations "
+                          f"(largest relative decrement {float((dec / J.clamp_min(1e-300)).max()):.1e} > tol {tol:g}); their costs are upper bounds", RuntimeWarning)
+        out.append(J)
+    return torch.cat(out) if out else torch.zeros(0, dtype=torch.float64)
+
+def _ridge_adamw(X, Fi, Di, si, ti, target, w, act, beta, steps, lr, tol, progress)->Tensor:
+    "NI G.7's optimiser (AdamW, no weight decay; cosine-decayed here), kept for comparison; warns when the end point is not stationary."
+    w = w.requires_grad_(True)
     opt = torch.optim.AdamW([w], lr=lr, weight_decay=0.)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))             # decays to 0: a converged end point
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
+    eta = act or (lambda z: z)
     def objective():
-        out = act((X @ (Fi + Di * w).T) * si + ti)
-        return ((out - target) ** 2).mean(0) / beta + (w * w).sum(1)                               # (P,)
-    for _ in tqdm(range(steps), desc='ridge', disable=not progress, leave=False):
-        opt.zero_grad(set_to_none=True)
-        objective().sum().backward()
-        opt.step(); sched.step()
-    with torch.no_grad(): return objective()
+        out = eta((X @ (Fi + Di * w).T) * si + ti)
+        return ((out - target) ** 2).mean(0) / beta + (w * w).sum(1)
+    for _ in tqdm(range(steps), desc='ridge (adamw)', disable=not progress, leave=False):
+        opt.zero_grad(set_to_none=True); objective().sum().backward(); opt.step(); sched.step()
+    w = w.detach()
+    J, g, H = _ridge_system(X, Fi, Di, si, ti, target, w, act, beta)
+    dec = (g * torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]).sum(1) / 2
+    bad = dec > max(tol, 1e-6) * J.clamp_min(1e-300)
+    if bad.any():
+        warnings.warn(f"ridge_costs (adamw): {int(bad.sum())} of {len(bad)} pairs are not converged after {steps} steps (largest relative "
+                      f"Newton decrement {float((dec / J.clamp_min(1e-300)).max()):.1e}); use method='newton'", RuntimeWarning)
+    return J
 
 @torch.no_grad()
 def layer_inputs(model:nn.Module, data:Data, layer:str, max_samples:int=2048, bs:int=512)->Tensor:

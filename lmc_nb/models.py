@@ -12,7 +12,7 @@ from .asym import AsymLinear, AsymConv2d, SigmaAsym, SCHEMES, _check_scheme
 
 # %% auto #0
 __all__ = ['ACTS', 'NORMS', 'VGG11_CFG', 'ARCHS', 'layer_seed', 'ChannelLayerNorm', 'ni_mlp_fixed', 'MLP', 'ni_resnet_fixed',
-           'BasicBlock', 'ResNet20', 'VGG11', 'Attention', 'ViTBlock', 'ViT', 'build_model', 'model_for']
+           'BasicBlock', 'ResNet20', 'VGG11', 'Attention', 'ViTBlock', 'ViT', 'MyrtleCNN', 'build_model', 'model_for']
 
 # %% ../nbs/02_models.ipynb #81817900
 def layer_seed(mask_seed:int, i:int)->int:
@@ -293,8 +293,28 @@ class ViT(nn.Module):
         spec['res'] = res + _unit_entries(self.norm, 'norm.') + [('head.weight', 1)]
         return spec
 
+# %% ../nbs/02_models.ipynb #7084b70c
+class MyrtleCNN(nn.Module):
+    "A Myrtle-style CNN (Page 2018; IG D.1): prep conv, three conv–BN–ReLU–max-pool blocks, global max pool, linear head."
+    def __init__(self, width:int=16, in_ch:int=1, n_classes:int=10, constant:bool=False):
+        super().__init__()
+        ch = [width] * 4 if constant else [width, 2 * width, 4 * width, 8 * width]
+        self.config = dict(arch='myrtle', width=width, in_ch=in_ch, n_classes=n_classes, constant=constant)
+        def block(ci, co, pool): return nn.Sequential(nn.Conv2d(ci, co, 3, padding=1, bias=False), nn.BatchNorm2d(co), nn.ReLU(), *( [nn.MaxPool2d(2)] if pool else []))
+        self.blocks = nn.ModuleList([block(in_ch, ch[0], False), block(ch[0], ch[1], True), block(ch[1], ch[2], True), block(ch[2], ch[3], True)])
+        self.head = nn.Linear(ch[3], n_classes, bias=False)
+    def features(self, x:Tensor, upto:int=None)->Tensor:
+        for i, b in enumerate(self.blocks):
+            x = b(x)
+            if i == upto: return x
+        return x
+    def forward(self, x:Tensor)->Tensor: return self.head(self.features(x).amax((2, 3))) * 0.125
+    def n_layers(self)->int: return len(self.blocks)
+    def channels(self, l:int)->int: return self.blocks[l][0].out_channels
+
+
 # %% ../nbs/02_models.ipynb #de937394
-ARCHS = {'mlp': MLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT}
+ARCHS = {'mlp': MLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT, 'myrtle': MyrtleCNN}
 
 def build_model(arch:str, # one of `ARCHS`
                 **kwargs)->nn.Module:
@@ -308,7 +328,7 @@ def model_for(arch:str, # one of `ARCHS`
               **kwargs)->nn.Module:
     "Build `arch` with input and output sizes taken from a data set."
     if arch == 'mlp': return build_model('mlp', d_in=math.prod(in_shape), d_out=n_out, **kwargs)
-    if arch in ('resnet20', 'vgg11', 'vit'):
+    if arch in ('resnet20', 'vgg11', 'vit', 'myrtle'):
         if len(in_shape) != 3: raise ValueError(f"{arch} needs image inputs (C, H, W), got shape {tuple(in_shape)}")
         if arch == 'vit': kwargs.setdefault('img', in_shape[1])
         return build_model(arch, in_ch=in_shape[0], n_classes=n_out, **kwargs)

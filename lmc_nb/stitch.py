@@ -10,7 +10,7 @@ import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from .data import Data, Loader
-from .models import MLP
+from .models import MLP, MyrtleCNN
 from .features import CrossStats, capture, unit_matrix
 from .perm import hungarian
 from .train import evaluate
@@ -18,7 +18,7 @@ from .interp import reset_bn
 
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope', 'birkhoff_project',
-           'soft_sort', 'Stitch', 'MyrtleCNN', 'Stitched', 'train_stitch', 'procrustes_from_stats', 'procrustes', 'cka',
+           'soft_sort', 'Stitch', 'Stitched', 'train_stitch', 'procrustes_from_stats', 'procrustes', 'cka',
            'dissimilarities', 'model_dissimilarities']
 
 # %% ../nbs/11_stitch.ipynb #56a4400f
@@ -137,24 +137,6 @@ class Stitch(nn.Module):
         return self
 
 # %% ../nbs/11_stitch.ipynb #86935e8e
-class MyrtleCNN(nn.Module):
-    "A Myrtle-style CNN (Page 2018; IG D.1): prep conv, three conv–BN–ReLU–max-pool blocks, global max pool, linear head."
-    def __init__(self, width:int=16, in_ch:int=1, n_classes:int=10, constant:bool=False):
-        super().__init__()
-        ch = [width] * 4 if constant else [width, 2 * width, 4 * width, 8 * width]
-        self.config = dict(arch='myrtle', width=width, in_ch=in_ch, n_classes=n_classes, constant=constant)
-        def block(ci, co, pool): return nn.Sequential(nn.Conv2d(ci, co, 3, padding=1, bias=False), nn.BatchNorm2d(co), nn.ReLU(), *( [nn.MaxPool2d(2)] if pool else []))
-        self.blocks = nn.ModuleList([block(in_ch, ch[0], False), block(ch[0], ch[1], True), block(ch[1], ch[2], True), block(ch[2], ch[3], True)])
-        self.head = nn.Linear(ch[3], n_classes, bias=False)
-    def features(self, x:Tensor, upto:int=None)->Tensor:
-        for i, b in enumerate(self.blocks):
-            x = b(x)
-            if i == upto: return x
-        return x
-    def forward(self, x:Tensor)->Tensor: return self.head(self.features(x).amax((2, 3))) * 0.125
-    def n_layers(self)->int: return len(self.blocks)
-    def channels(self, l:int)->int: return self.blocks[l][0].out_channels
-
 def _split(model:nn.Module, l:int)->tuple:
     "(head, tail) callables of a model at layer l."
     if isinstance(model, MyrtleCNN):
@@ -231,7 +213,6 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
         for xb, yb in Loader(tr, bs, shuffle=True, seed=seed + ep):
             loss = task_loss(xb, yb)
             if kind == 'grelu': loss = loss - alpha * (st.stitch.P ** 2).sum()
-            if l1: loss = loss + l1 * st.stitch.W.abs().sum()
             opt.zero_grad(); loss.backward()
             if kind == 'grelu' and step < head_start * steps: st.stitch.d.grad = None      # head start: D stays I
             if mirror:                                                # exponentiated gradient on the polytope
@@ -239,6 +220,8 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                     G = st.stitch.P.grad
                     st.stitch.P.mul_(torch.exp(-(lr_p or lr) * G / G.abs().max().clamp_min(1e-12))); st.stitch.P.grad = None
             opt.step(); st.stitch.project(); step += 1
+            if l1:                                                    # the λ‖W‖₁ term by its proximal step: soft-thresholding
+                with torch.no_grad(): W_ = st.stitch.W; W_.copy_(W_.sign() * (W_.abs() - lr * l1).clamp_min(0))
     out = dict(kind=kind, layer=l)
     if kind in ('grelu', 'softsort'): out['perm'] = st.stitch.perm(); st.stitch.threshold()
     if kind == 'grelu' and polish_epochs:                              # refit D with P fixed at the permutation
@@ -258,7 +241,7 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
     st.eval()
     out['acc'] = evaluate(st, data.test)['acc']; out['acc_B'] = evaluate(B.eval(), data.test)['acc']
     out['penalty'] = out['acc_B'] - out['acc']
-    if kind == 'full': out['sparsity'] = float((st.stitch.W.detach().abs() <= 1e-3).float().mean())
+    out['sparsity'] = float((st.stitch.matrix().detach().abs() <= 1e-3).float().mean())   # measured on the layer as evaluated
     out['model'] = st
     return out
 
