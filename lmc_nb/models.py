@@ -11,8 +11,9 @@ import torch.nn.functional as Fn
 from .asym import AsymLinear, AsymConv2d, SigmaAsym, SCHEMES, _check_scheme
 
 # %% auto #0
-__all__ = ['ACTS', 'NORMS', 'VGG11_CFG', 'ARCHS', 'layer_seed', 'ChannelLayerNorm', 'ni_mlp_fixed', 'MLP', 'ni_resnet_fixed',
-           'BasicBlock', 'ResNet20', 'VGG11', 'Attention', 'ViTBlock', 'ViT', 'MyrtleCNN', 'build_model', 'model_for']
+__all__ = ['ACTS', 'NORMS', 'VGG11_CFG', 'ARCHS', 'ASYM_ARCHS', 'layer_seed', 'ChannelLayerNorm', 'ni_mlp_fixed', 'MLP',
+           'ni_resnet_fixed', 'BasicBlock', 'ResNet20', 'VGG11', 'Attention', 'ViTBlock', 'ViT', 'MyrtleCNN',
+           'build_model', 'model_for']
 
 # %% ../nbs/02_models.ipynb #81817900
 def layer_seed(mask_seed:int, i:int)->int:
@@ -315,6 +316,7 @@ class MyrtleCNN(nn.Module):
 
 # %% ../nbs/02_models.ipynb #de937394
 ARCHS = {'mlp': MLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT, 'myrtle': MyrtleCNN}
+ASYM_ARCHS = ('mlp', 'resnet20', 'vgg11', 'vit')   # built from asymmetric layers: they take scheme / sigma_f (the report, zoos)
 
 def build_model(arch:str, # one of `ARCHS`
                 **kwargs)->nn.Module:

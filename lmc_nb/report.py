@@ -12,7 +12,7 @@ from torch import nn
 import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
-from .models import ARCHS, NORMS, ACTS
+from .models import ASYM_ARCHS, NORMS, ACTS
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, loss_kind, resumable, write_atomic, _resolve
 from .interp import lmc_curve, Curve, has_batchnorm
 from .asym import dense_twin
@@ -63,7 +63,7 @@ class ReportConfig:
     force:bool = False        # replace a report already in `out` (trained models that match are still reused)
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
-        for key, val, ok in (('data', [self.data], DATASETS), ('arch', [self.arch], ARCHS), ('scheme', self.schemes, SCHEMES),
+        for key, val, ok in (('data', [self.data], DATASETS), ('arch', [self.arch], ASYM_ARCHS), ('scheme', self.schemes, SCHEMES),
                              ('align', self.align, ALIGNERS)):
             bad = [v for v in val if v not in ok]
             if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
