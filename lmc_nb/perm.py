@@ -112,11 +112,14 @@ def permute_model(model:nn.Module, perms:dict, spec:PermSpec=None)->nn.Module:
     return twin.eval()
 
 @torch.no_grad()
-def check_spec(model:nn.Module, x:Tensor, spec:PermSpec=None, seed:int=0, rtol:float=1e-5)->float:
+def check_spec(model:nn.Module, x:Tensor, spec:PermSpec=None, seed:int=0,
+               rtol:float=None, # default: 1000 × the output dtype's machine epsilon (1.2e-4 in float32); a missed axis changes outputs by O(1)
+              )->float:
     "Check that every group of `spec` is a symmetry of `model` on inputs `x`; return the largest relative change."
     spec = spec or PermSpec.of(model)
     model = model.eval(); sd = effective_state_dict(model)
     ref = model(x); scale = ref.abs().max().clamp_min(1e-12)
+    rtol = 1e3 * torch.finfo(ref.dtype).eps if rtol is None else rtol   # rounding of a reordered sum grows with depth and threads
     worst = 0.
     for g, p in random_perms(spec, sd, seed).items():
         err = ((permute_model(model, {g: p}, spec)(x) - ref).abs().max() / scale).item()

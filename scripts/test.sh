@@ -43,7 +43,9 @@ from nbdev.doclinks import nbglob
 print(len(nbglob(get_config().path('nbs_path'), skip_folder_re='^[_.]', skip_file_re='^[_.]')))")
 python3 scripts/nb_skipped.py > "$tmp/skipped.txt"
 skipped=$(wc -l < "$tmp/skipped.txt")
-nbdev_test --timing 2>&1 | tee "$tmp/test.log"
+# one thread per notebook process: nbdev_test already runs notebooks in parallel, and two kernels each with a full thread pool
+# on 2 cores made small-tensor loops up to 20x slower (oversubscription); this also makes timings repeatable
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} nbdev_test --timing 2>&1 | tee "$tmp/test.log"
 status=${PIPESTATUS[0]}
 failed=$(awk '/nbdev Tests Failed On The Following Notebooks/{f=1; next} f && /\.ipynb/{n++} END{print n+0}' "$tmp/test.log")
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=$total; fi   # nbdev_test crashed before listing
