@@ -316,7 +316,7 @@ class MyrtleCNN(nn.Module):
 
 # %% ../nbs/02_models.ipynb #de937394
 ARCHS = {'mlp': MLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT, 'myrtle': MyrtleCNN}
-ASYM_ARCHS = ('mlp', 'resnet20', 'vgg11', 'vit')   # built from asymmetric layers: they take scheme / sigma_f (the report, zoos)
+ASYM_ARCHS = ('mlp', 'resnet20', 'vgg11', 'vit')   # built from asymmetric layers: they take scheme / sigma_f (what `lmc report` accepts)
 
 def build_model(arch:str, # one of `ARCHS`
                 **kwargs)->nn.Module:
