@@ -343,6 +343,11 @@ def _ridge_system(X:Tensor, Fi:Tensor, Di:Tensor, si:Tensor, ti:Tensor, target:T
     H.diagonal(dim1=1, dim2=2).add_(2.)
     return J, g, H
 
+def _newton_step(g:Tensor, H:Tensor)->tuple:
+    "The (Gauss–)Newton step H⁻¹g and the decrement gᵀH⁻¹g/2 of every pair (H ⪰ 2I here, so Cholesky always applies)."
+    step = torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]
+    return step, (g * step).sum(1) / 2
+
 def ridge_costs(layer:nn.Module, # the layer
                 X:Tensor, # (n, fan_in) its inputs (e.g. `layer_inputs`); the expectation in Def. E.3 is over these rows
                 pairs, # (P, 2) pairs (i, j): neuron i realizes neuron j's feature
@@ -384,12 +389,11 @@ def ridge_costs(layer:nn.Module, # the layer
         obj = lambda w_: _ridge_system(X, Fi, Di, si, ti, tg, w_, act, beta)
         if method == 'exact':                                                        # a quadratic: one Newton step from 0 is its minimum
             w = torch.zeros_like(Fi); J, g, H = obj(w)
-            out.append(obj(w - torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0])[0]); continue
+            out.append(obj(w - _newton_step(g, H)[0])[0]); continue
         w = W[i[sl]].clone()                                                          # NI G.7: start at neuron i's trained weights
         for it in range(max_iter + 1):
             J, g, H = obj(w)
-            step = torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]
-            dec = (g * step).sum(1) / 2                                               # predicted decrease (GN model)
+            step, dec = _newton_step(g, H)                                            # dec: the predicted decrease (GN model)
             done = dec <= tol * J.clamp_min(1e-300)
             if done.all() or it == max_iter: break
             tt = torch.ones(len(w), dtype=w.dtype)                                    # Armijo backtracking, per pair
@@ -418,7 +422,7 @@ def _ridge_adamw(X, Fi, Di, si, ti, target, w, act, beta, steps, lr, tol, progre
         opt.zero_grad(set_to_none=True); objective().sum().backward(); opt.step(); sched.step()
     w = w.detach()
     J, g, H = _ridge_system(X, Fi, Di, si, ti, target, w, act, beta)
-    dec = (g * torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]).sum(1) / 2
+    dec = _newton_step(g, H)[1]
     bad = dec > max(tol, 1e-6) * J.clamp_min(1e-300)
     if bad.any():
         warnings.warn(f"ridge_costs (adamw): {int(bad.sum())} of {len(bad)} pairs are not converged after {steps} steps (largest relative "
