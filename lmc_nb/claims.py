@@ -55,12 +55,16 @@ def _mean_ci(xs:list, level:float=0.95)->tuple:
 def band_verdict(values:list, # our independent measurements
                  target:float, # the paper's value
                  band:float, # |ours − paper| ≤ band is a reproduction
+                 factor:float=None, # qualitative only within this factor of the paper's value (None: any value of the same sign)
                  )->tuple: # (mean, ci, verdict, rule)
-    "Reproduced within `band` of the paper's value; qualitative if on the same side of 0; departs otherwise."
-    rule = f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if same sign as {target:g}; else departs; n = 0: not run"
+    "Reproduced within `band` of the paper's value; qualitative if on the same side of 0 (and within `factor`); departs otherwise."
+    if factor is not None and factor <= 1: raise ValueError(f"band_verdict: factor must be > 1, got {factor}")
+    qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
+    rule = f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}; else departs; n = 0: not run"
     if not values: return None, None, 'not run', rule
     m, ci = _mean_ci(values)
-    v = 'reproduced' if abs(m - target) <= band else 'qualitative' if m * target > 0 else 'departs'
+    near = m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
+    v = 'reproduced' if abs(m - target) <= band else 'qualitative' if near else 'departs'
     return m, ci, v, rule
 
 # %% ../nbs/13_claims.ipynb #c24acb1b

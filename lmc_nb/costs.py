@@ -19,8 +19,9 @@ from .interp import path_outputs
 # %% auto #0
 __all__ = ['linear_layers', 'input_moments', 'Subspace', 'coherence', 'input_subspace', 'layer_parts', 'Geometry', 'geometry',
            'metric', 'realization_costs', 'cost_matrix', 'swap_from_costs', 'swap_costs', 'min_reassignment',
-           'gamma_out', 'gamma_out_rate', 'gamma_in', 'ridge_costs', 'layer_inputs', 'chord_deviation',
-           'network_chord_deviation', 'chord_bounds', 'LayerCosts', 'layer_costs', 'coherence_profile']
+           'gamma_out', 'gamma_out_rate', 'gamma_in', 'reindexed_geometry', 'sensitivity', 'ridge_costs',
+           'layer_inputs', 'chord_deviation', 'network_chord_deviation', 'chord_bounds', 'LayerCosts', 'layer_costs',
+           'coherence_profile']
 
 # %% ../nbs/08_costs.ipynb #dff54afc
 def _layer(model:nn.Module, name:str)->nn.Module:
@@ -323,6 +324,37 @@ def gamma_in(geo:Geometry)->dict:
     sig = float(F.pow(2).mean().sqrt())                              # RMS over all entries (sparse F: √p σ_F)
     u, _ = _min_offdiag(dU)
     return dict(gamma=g, pair=pair, predicted=sig * math.sqrt(2 * len(F)) * u)
+
+# %% ../nbs/08_costs.ipynb #40729ccf
+def reindexed_geometry(layer:nn.Module, sub:Subspace, # the layer and its input subspace (as for `geometry`)
+                       tau, # (d,) input permutation, (P_τ x)_ℓ = x_{τ(ℓ)}, over the layer's inputs (not the bias)
+                       bias:bool=True)->Geometry:
+    "Geometry of (id, τ)·H on P_τ X (NI eq. 7, 126): the same coefficients a_i, centers F P_τ U, Gram matrices (P_τU)ᵀ Diag(d_i)² P_τU."
+    geo = geometry(layer, sub, bias)
+    F, D, _ = layer_parts(layer, bias)
+    tau = torch.as_tensor(tau, dtype=torch.long)
+    d_in = F.shape[1] - int(geo.bias)
+    if tau.shape != (d_in,) or not torch.equal(tau.sort().values, torch.arange(d_in)):
+        raise ValueError(f"reindexed_geometry: tau must be a permutation of the layer's {d_in} inputs")
+    if geo.bias: tau = torch.cat([tau, torch.tensor([d_in])])                   # the bias coordinate stays in place
+    Ut = sub.U.double()[tau]
+    Vt = F @ Ut
+    St = _unpack((D * D) @ _packed_outer(Ut, Ut, sym_weights=False), sub.k)
+    return Geometry(Vt, geo.A - Vt, St, Subspace(Ut, sub.eig, sub.level), F, geo.bias)
+
+def sensitivity(layer:nn.Module, sub:Subspace, # the layer and its input subspace
+                pi=None, # (m,) neuron i takes neuron pi[i]'s feature; default identity
+                tau=None, # (d,) input permutation (see `reindexed_geometry`); default identity
+                bias:bool=True)->dict:
+    "Δ_{π,τ}(H; X) (NI eq. 8) with its parts Δ^out_π and Δ^in_τ (eq. 9), and ‖δ^in_τ‖²_F (eq. 13)."
+    geo = geometry(layer, sub, bias)
+    gt = geo if tau is None else reindexed_geometry(layer, sub, tau, bias)
+    pi = torch.arange(geo.m) if pi is None else torch.as_tensor(pi, dtype=torch.long)
+    if not torch.equal(pi.sort().values, torch.arange(geo.m)): raise ValueError(f"sensitivity: pi must be a permutation of {geo.m} neurons")
+    Ct = cost_matrix(gt)
+    own, own_t = realization_costs(geo).sum(), Ct.diagonal().sum()
+    d_out, d_in = Ct[torch.arange(geo.m), pi].sum() - own_t, own_t - own
+    return dict(total=float(d_out + d_in), out=float(d_out), in_=float(d_in), delta_in=float(((gt.V - geo.V) ** 2).sum()))
 
 # %% ../nbs/08_costs.ipynb #cb1b635b
 def _ridge_system(X:Tensor, Fi:Tensor, Di:Tensor, si:Tensor, ti:Tensor, target:Tensor, w:Tensor, act, beta:float)->tuple:

@@ -98,7 +98,7 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
     pts = [(a, 'in') for a in acts] + [(a, 'out') for a in acts] + [(w, 'in') for w in wl]
     nl, na, nw, L = len(acts) + 1, len(acts), len(wl), len(lams)
     z = lambda *s: torch.zeros(*s, dtype=torch.float64)
-    S = dict(lewc=z(L, nl), nc=z(L, nl), nchord=z(L, nl), nlewc=z(L, nl), wadd=z(L, na), rcos=z(L, nw),
+    S = dict(lewc=z(L, nl), nc=z(L, nl), nsum=z(L, nl), nlewc=z(L, nl), wadd=z(L, na), rcos=z(L, nw),
              wab=z(nw), waa=z(nw), wba=z(nw), wbb=z(nw), cd=z(nw), cx=z(nw), cy=z(nw))
     moms, n = [None] * na, 0
     ctx = [capture(m, pts) for m in (A, B, *Cs)]
@@ -118,9 +118,8 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
                     ya, yb, yc = (f[key] if key else o for f, o in ((fa, outs[0]), (fb, outs[1]), (fc, outs[2 + li])))
                     e = j + 1
                     lewc = (1 - lam) ** e * _flat(ya) + lam ** e * _flat(yb)
-                    chord = (1 - lam) * _flat(ya) + lam * _flat(yb)
                     S['lewc'][li, j] += _cos(yc, lewc).sum()
-                    S['nc'][li, j] += _flat(yc).norm(dim=1).sum(); S['nchord'][li, j] += chord.norm(dim=1).sum()
+                    S['nc'][li, j] += _flat(yc).norm(dim=1).sum(); S['nsum'][li, j] += (_flat(ya) + _flat(yb)).norm(dim=1).sum()   # LEWC Fig. 20 divides by the sum
                     S['nlewc'][li, j] += lewc.norm(dim=1).sum()
                 for j, a in enumerate(acts):
                     act = act_fn[a]
@@ -147,6 +146,6 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
         non_overlap[j] = 1 - (large[0] & large[1]).sum() / union.clamp_min(1)
     ratio = 0.5 * (S['wab'] / S['waa'].clamp_min(1e-300) + S['wba'] / S['wbb'].clamp_min(1e-300))
     return LEWCDiagnostics(lams, [f'{a}' for a in acts] + ['output'], acts, wl,
-                           S['lewc'] / n, S['nc'] / S['nchord'].clamp_min(1e-300), S['nlewc'] / S['nchord'].clamp_min(1e-300),
+                           S['lewc'] / n, S['nc'] / S['nsum'].clamp_min(1e-300), S['nlewc'] / S['nsum'].clamp_min(1e-300),
                            S['wadd'] / n, small_frac, non_overlap, ratio, S['rcos'] / n,
                            S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)

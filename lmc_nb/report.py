@@ -245,7 +245,7 @@ def lewc_markdown(d:dict, arch:dict=None)->list:
     normed = arch is None or arch['arch'] == 'vit' or arch.get('norm', 'layer') != 'none'
     L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "",
          "Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
-         "the activation (Fig. 4), and the merged/averaged feature-norm ratio with LEWC's prediction 2^(1−ℓ) (Fig. 20); then, per "
+         "the activation (Fig. 4), and the feature-norm ratio E‖f(merged)‖ / E‖f_A + f_B‖ with LEWC's prediction 2^(−ℓ) (Fig. 20); then, per "
          "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
          f"Streamed over {d['n']} test samples. "
          + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "

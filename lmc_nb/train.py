@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
-import copy, json, math, os, shutil, time
+import copy, json, math, os, shutil, time, warnings
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 import torch
@@ -17,8 +17,8 @@ from .data import Data, Splits, Loader, flip_crop
 from .models import build_model
 
 # %% auto #0
-__all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'evaluate', 'write_atomic', 'save_model', 'load_model',
-           'NonFiniteLoss', 'make_optimizer', 'resumable', 'train', 'train_many']
+__all__ = ['init_model', 'TrainConfig', 'lr_at', 'native_bf16', 'autocast_for', 'loss_kind', 'evaluate', 'write_atomic',
+           'save_model', 'load_model', 'NonFiniteLoss', 'make_optimizer', 'resumable', 'train', 'train_many']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -47,9 +47,10 @@ class TrainConfig:
     fused:bool = True           # AdamW(fused=True): 2.5-7x faster optimizer steps on CPU (PERF.md)
     opt:str = 'adamw'           # 'adamw' (decoupled decay, NI) | 'adam' (L2 penalty, LEWC B.1) | 'sgd' (momentum, LEWC's CNNs)
     momentum:float = 0.9        # sgd only
+    amp:str = 'none'            # 'bf16': forward and loss under bfloat16 autocast (opt-in; fast only on CPUs with bf16 units)
     def __post_init__(self):
         for k, ok in (('schedule', ('constant', 'cosine')), ('warmup', ('none', 'linear', 'exp')), ('loss', ('auto', 'ce', 'mse')),
-                      ('opt', ('adamw', 'adam', 'sgd'))):
+                      ('opt', ('adamw', 'adam', 'sgd')), ('amp', ('none', 'bf16'))):
             if getattr(self, k) not in ok: raise ValueError(f"TrainConfig: {k}={getattr(self, k)!r}; choose one of {list(ok)}")
         if self.epochs < 0 or self.bs < 1 or self.lr <= 0: raise ValueError(f"TrainConfig: need epochs >= 0, bs >= 1, lr > 0")
 
@@ -64,6 +65,24 @@ def lr_at(cfg:TrainConfig, step:int, steps_per_epoch:int)->float:
         return 0.5 * cfg.lr * (1 + math.cos(math.pi * min(1., (ep - w) / max(total - w, 1e-9))))
     return cfg.lr
 
+# %% ../nbs/03_train.ipynb #da664dc7
+def native_bf16(device='cpu')->bool:
+    "Does `device` multiply bfloat16 natively (CUDA with bf16 support; a CPU with the amx_bf16 or avx512_bf16 flag)?"
+    dev = torch.device(device)
+    if dev.type == 'cuda': return torch.cuda.is_bf16_supported()
+    try: flags = Path('/proc/cpuinfo').read_text()
+    except OSError: return False
+    return any(f in flags.split() for f in ('amx_bf16', 'avx512_bf16'))
+
+_warned_bf16 = set()
+def autocast_for(cfg:TrainConfig, dev)->torch.autocast:
+    "The autocast context of `cfg.amp` on `dev` (a no-op for 'none'); warns once per device type when bf16 would be emulated."
+    dev = torch.device(dev)
+    if cfg.amp == 'bf16' and not native_bf16(dev) and dev.type not in _warned_bf16:
+        _warned_bf16.add(dev.type)
+        warnings.warn(f"amp='bf16' on a {dev.type} without bf16 units: bfloat16 is emulated here and is slower than float32", RuntimeWarning)
+    return torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cfg.amp == 'bf16')
+
 # %% ../nbs/03_train.ipynb #0ccf80af
 def loss_kind(cfg_loss:str, data:Splits=None)->str:
     "Resolve 'auto' to 'ce' (classification) or 'mse' (regression)."
@@ -76,12 +95,16 @@ def _loss(out:Tensor, y:Tensor, kind:str, reduction='mean')->Tensor:
     return l.mean() if reduction == 'mean' else l
 
 @torch.no_grad()
-def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce')->dict:
+def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
+             amp:str='none', # 'bf16': the forward pass under bfloat16 autocast (the loss is summed in float32)
+            )->dict:
     "Mean loss and accuracy (classification) of `model` on `data`, streamed in batches."
     was = model.training; model.eval()
     tot, correct = 0., 0
+    dev = next(model.parameters()).device
     for xb, yb in Loader(data, bs):
-        out = model(xb)
+        with autocast_for(TrainConfig(amp=amp), dev): out = model(xb)
+        out = out.float()
         tot += _loss(out, yb, loss, 'sum').item()
         if loss == 'ce': correct += (out.argmax(1) == yb).sum().item()
     model.train(was)
@@ -177,7 +200,7 @@ def resumable(ckpt, model:nn.Module, cfg:TrainConfig)->bool:
     meta = json.loads((p / 'config.json').read_text())
     drop = lambda d: {k: v for k, v in d.items() if k != 'epochs'}
     return (meta.get('model') == _norm_json(getattr(model, 'config', None)) and 'train' in meta
-            and drop(meta['train']) == drop(_norm_json(asdict(cfg))))
+            and drop({**_norm_json(asdict(TrainConfig())), **meta['train']}) == drop(_norm_json(asdict(cfg))))   # keys added later take their defaults
 
 # %% ../nbs/03_train.ipynb #58b8bce2
 def train(model:nn.Module, # built with `init_model` / `build_model`
@@ -213,7 +236,7 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
         model.train()
         for i, (xb, yb) in enumerate(dl):
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            loss = _loss(model(xb), yb, kind)
+            with autocast_for(cfg, dev): loss = _loss(model(xb), yb, kind)
             if not torch.isfinite(loss):
                 model.load_state_dict(good)
                 raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
@@ -269,8 +292,9 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
         good = {k: v.detach().clone() for k, v in params.items()}
         for i, (xb, yb) in enumerate(next(epochs)):       # xb (S, B, ...): each seed's own batch
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            out = fwd(params, buffers, xb)                                   # (S, B, ...)
-            losses = _loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').view(len(models), -1).mean(1)
+            with autocast_for(cfg, dev):
+                out = fwd(params, buffers, xb)                               # (S, B, ...)
+                losses = _loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(len(models), -1).mean(1)
             if not torch.isfinite(losses).all():
                 bad = [seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]
                 with torch.no_grad():
