@@ -10,8 +10,8 @@ from .data import Data, Loader
 from .asym import dense_twin
 from .features import capture, unit_matrix
 from .interp import effective_state_dict, lerp, reset_bn, has_batchnorm, check_compatible
-from .perm import PermSpec, weight_matching, permute_model, apply_perm
-from .match import activation_matching
+from .perm import PermSpec, weight_matching, permute_model, apply_perm, align_weights
+from .match import activation_matching, align_activations
 
 # %% auto #0
 __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'merge_models', 'merge_many']

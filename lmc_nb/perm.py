@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_perm.ipynb #2cf9dcb8
 from __future__ import annotations
-import math
+import math, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -143,11 +143,17 @@ def sinkhorn(S:Tensor, # (..., n, n) scores
             )->Tensor: # (..., n, n) doubly stochastic matrix
     "Log-domain Sinkhorn: the doubly stochastic matrix closest to exp(S / tau) (differentiable)."
     if tau <= 0: raise ValueError(f"sinkhorn: tau must be > 0, got {tau}")
-    logP = S / tau
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2]: raise ValueError(f"sinkhorn: needs square score matrices (..., n, n), got shape {tuple(S.shape)}")
+    if not torch.isfinite(S).all(): raise ValueError("sinkhorn: the scores have NaN or infinite entries")
+    logP, res = S / tau, math.inf
     for _ in range(iters):
         logP = logP - torch.logsumexp(logP, -1, keepdim=True)
-        logP = logP - torch.logsumexp(logP, -2, keepdim=True)
-        if (logP.exp().sum(-1) - 1).abs().max() < tol: break
+        logP = logP - torch.logsumexp(logP, -2, keepdim=True)               # columns now sum to 1 exactly
+        res = float((logP.exp().sum(-1) - 1).abs().max())                   # so the rows decide convergence
+        if res < tol: break
+    else:
+        warnings.warn(f"sinkhorn did not converge in {iters} iterations (tau = {tau:g}): row sums are off by up to {res:.2g} > tol = {tol:g}; "
+                      "raise `iters` or `tau`", RuntimeWarning, stacklevel=2)
     return logP.exp()
 
 # %% ../nbs/06_perm.ipynb #266afe13
