@@ -31,8 +31,10 @@ def effective_state_dict(model:nn.Module)->dict:
     return sd
 
 # %% ../nbs/05_interp.ipynb #15b8fee3
+_ASYM_KEYS = ('scheme', 'sigma_f', 'n_fixed', 'density', 'eps', 'mask_seed')   # what only shapes F and D: absorbed by effective weights
+
 def check_compatible(A:nn.Module, B:nn.Module, effective:bool=False):
-    "Raise a `ValueError` naming the first tensor in which `A` and `B` differ in architecture (or are non-finite)."
+    "Raise a `ValueError` naming the first config entry or tensor in which `A` and `B` differ in architecture (or are non-finite)."
     sa, sb = (effective_state_dict(A), effective_state_dict(B)) if effective else (A.state_dict(), B.state_dict())
     if sa.keys() != sb.keys():
         only = sorted(set(sa) ^ set(sb))
@@ -45,6 +47,12 @@ def check_compatible(A:nn.Module, B:nn.Module, effective:bool=False):
         if not effective and k.rsplit('.', 1)[-1] in ('F', 'D') and not torch.equal(sa[k], sb[k]):
             raise ValueError(f"models differ in the fixed part {k!r} of an asymmetric layer (different mask_seed?); "
                              "interpolation needs one architecture")
+    ca, cb = getattr(A, 'config', None), getattr(B, 'config', None)
+    if isinstance(ca, dict) and isinstance(cb, dict):                 # same shapes can still be another function (activation, norm, …)
+        for k in sorted(set(ca) | set(cb)):
+            if not (effective and k in _ASYM_KEYS) and ca.get(k) != cb.get(k):
+                raise ValueError(f"models differ in architecture: {k} = {ca.get(k)!r} vs {cb.get(k)!r}")
+
 
 # %% ../nbs/05_interp.ipynb #55a98bad
 def lerp(sa:dict, sb:dict, lam:float)->dict:

@@ -272,9 +272,10 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
               )->list: # the trained models (updated in place)
     "Train several models of one architecture as one vectorised model (`torch.func.vmap`)."
     cfg = cfg or TrainConfig()
-    if len({json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}) > 1:
-        if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
-            raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
+    cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
+    if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
+    if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
+        raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
     if any(isinstance(x, nn.modules.batchnorm._BatchNorm) for x in models[0].modules()):
         raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
     if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
