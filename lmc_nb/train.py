@@ -75,13 +75,14 @@ def native_bf16(device='cpu')->bool:
     return any(f in flags.split() for f in ('amx_bf16', 'avx512_bf16'))
 
 _warned_bf16 = set()
-def autocast_for(cfg:TrainConfig, dev)->torch.autocast:
-    "The autocast context of `cfg.amp` on `dev` (a no-op for 'none'); warns once per device type when bf16 would be emulated."
+def autocast_for(amp:str, dev)->torch.autocast:
+    "The autocast context of `amp` ('none' | 'bf16', as `TrainConfig.amp`) on `dev`; warns once per device type when bf16 would be emulated."
+    if amp not in ('none', 'bf16'): raise ValueError(f"amp={amp!r}; choose one of ['none', 'bf16']")
     dev = torch.device(dev)
-    if cfg.amp == 'bf16' and not native_bf16(dev) and dev.type not in _warned_bf16:
+    if amp == 'bf16' and not native_bf16(dev) and dev.type not in _warned_bf16:
         _warned_bf16.add(dev.type)
         warnings.warn(f"amp='bf16' on a {dev.type} without bf16 units: bfloat16 is emulated here and is slower than float32", RuntimeWarning)
-    return torch.autocast(dev.type, dtype=torch.bfloat16, enabled=cfg.amp == 'bf16')
+    return torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp == 'bf16')
 
 # %% ../nbs/03_train.ipynb #0ccf80af
 def loss_kind(cfg_loss:str, data:Splits=None)->str:
@@ -103,7 +104,7 @@ def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
     tot, correct = 0., 0
     dev = next(model.parameters()).device
     for xb, yb in Loader(data, bs):
-        with autocast_for(TrainConfig(amp=amp), dev): out = model(xb)
+        with autocast_for(amp, dev): out = model(xb)
         out = out.float()
         tot += _loss(out, yb, loss, 'sum').item()
         if loss == 'ce': correct += (out.argmax(1) == yb).sum().item()
@@ -236,7 +237,7 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
         model.train()
         for i, (xb, yb) in enumerate(dl):
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            with autocast_for(cfg, dev): loss = _loss(model(xb), yb, kind)
+            with autocast_for(cfg.amp, dev): loss = _loss(model(xb), yb, kind)
             if not torch.isfinite(loss):
                 model.load_state_dict(good)
                 raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
@@ -293,7 +294,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
         good = {k: v.detach().clone() for k, v in params.items()}
         for i, (xb, yb) in enumerate(next(epochs)):       # xb (S, B, ...): each seed's own batch
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            with autocast_for(cfg, dev):
+            with autocast_for(cfg.amp, dev):
                 out = fwd(params, buffers, xb)                               # (S, B, ...)
                 losses = _loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(len(models), -1).mean(1)
             if not torch.isfinite(losses).all():
