@@ -10,7 +10,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'scale', 'pick', 'Claim', 'band_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'claim', 'ledger_markdown', 'write_claims', 'read_claims', 'ledger_counts']
+           'claim', 'ledger_markdown', 'write_claims', 'read_claims', 'ledger_counts', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -155,4 +155,16 @@ def ledger_counts(rows:list)->dict:
     "paper → verdict → count."
     out = {}
     for r in rows: out.setdefault(r.paper, {v: 0 for v in VERDICTS})[r.verdict] += 1
+    return out
+
+# %% ../nbs/13_claims.ipynb #2d4487b5
+def cached_json(path, # the cache file; its name must encode every setting the result depends on
+                fn, # () -> a JSON-serialisable result
+               ):
+    "`fn()`, read back from `path` if an earlier run stored it, else computed and written atomically (no half-written file survives a kill)."
+    path = Path(path)
+    if path.exists(): return json.loads(path.read_text())
+    out = fn()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(out, allow_nan=False)); os.replace(tmp, path)
     return out

@@ -263,12 +263,15 @@ class ViT(nn.Module):
         self.pos_embed = nn.Parameter(torch.randn(1, n_tok, dim) * 0.02)
         self.blocks = nn.ModuleList(ViTBlock(dim, heads, mlp_ratio, act, mk, layer_seed(mask_seed, 100 + b)) for b in range(depth))
         self.norm, self.head = nn.LayerNorm(dim), mk(dim, n_classes)
-    def forward(self, x):
+    def embed(self, x):
+        "Images → tokens (B, T, dim): patches, the class token and the position embedding."
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
         x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
         torch._assert(x.shape[1] == self.pos_embed.shape[1],       # traceable by torch.fx, unlike `if`
                       f"ViT: built for {self.config['img']}x{self.config['img']} images; the input has another size")
-        x = x + self.pos_embed
+        return x + self.pos_embed
+    def forward(self, x):
+        x = self.embed(x)
         for blk in self.blocks: x = blk(x)
         return self.head(self.norm(x)[:, 0])
     def feature_spec(self)->dict:

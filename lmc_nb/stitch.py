@@ -10,16 +10,16 @@ import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from .data import Data, Loader
-from .models import MLP, MyrtleCNN
+from .models import MLP, MyrtleCNN, ResNet20, VGG11, ViT
 from .features import CrossStats, capture, unit_matrix
 from .perm import hungarian
 from .train import evaluate
 from .interp import reset_bn
 
 # %% auto #0
-__all__ = ['ACTIVATIONS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope', 'birkhoff_project',
-           'soft_sort', 'Stitch', 'Stitched', 'train_stitch', 'procrustes_from_stats', 'procrustes', 'cka',
-           'dissimilarities', 'model_dissimilarities']
+__all__ = ['ACTIVATIONS', 'SPLITS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope',
+           'birkhoff_project', 'soft_sort', 'Stitch', 'n_splits', 'Stitched', 'feature_moments', 'init_from_features',
+           'train_stitch', 'procrustes_from_stats', 'procrustes', 'cka', 'dissimilarities', 'model_dissimilarities']
 
 # %% ../nbs/11_stitch.ipynb #56a4400f
 ACTIVATIONS = {'relu': torch.relu, 'leaky_relu': lambda x: Fn.leaky_relu(x, 0.01), 'gelu': Fn.gelu, 'sigmoid': torch.sigmoid,
@@ -137,28 +137,73 @@ class Stitch(nn.Module):
         return self
 
 # %% ../nbs/11_stitch.ipynb #86935e8e
-def _split(model:nn.Module, l:int)->tuple:
-    "(head, tail) callables of a model at layer l."
-    if isinstance(model, MyrtleCNN):
-        if not 0 <= l < model.n_layers(): raise ValueError(f"layer {l} out of range [0, {model.n_layers()})")
-        head = lambda x: model.features(x, l)
-        def tail(h):
-            for b in model.blocks[l + 1:]: h = b(h)
-            return model.head(h.amax((2, 3))) * 0.125
-        return head, tail, model.channels(l)
-    if isinstance(model, MLP):
-        L = len(model.norms)
-        if not 0 <= l < L: raise ValueError(f"layer {l} out of range [0, {L})")
-        def head(x):
-            h = model.acts[0](model.norms[0](model.layers[0](x.flatten(1))))
-            for j in range(1, l + 1): h = model.acts[j](model.norms[j](model.layers[j](h)))
-            return h
-        def tail(h):
-            for j in range(l + 1, L): h = model.acts[j](model.norms[j](model.layers[j](h)))
-            return model.layers[L](h)
-        return head, tail, model.layers[l].out_features
-    raise ValueError(f"stitching supports the library's MLP and MyrtleCNN, not {type(model).__name__}")
+def _mlp_split(m, l):
+    L, unit = len(m.norms), lambda j, h: m.acts[j](m.norms[j](m.layers[j](h)))
+    def head(x):
+        h = x.flatten(1)
+        for j in range(l + 1): h = unit(j, h)
+        return h
+    def tail(h):
+        for j in range(l + 1, L): h = unit(j, h)
+        return m.layers[L](h)
+    return head, tail, m.layers[l].out_features
 
+def _myrtle_split(m, l):
+    def tail(h):
+        for b in m.blocks[l + 1:]: h = b(h)
+        return m.head(h.amax((2, 3))) * 0.125
+    return (lambda x: m.features(x, l)), tail, m.channels(l)
+
+def _resnet_split(m, l):
+    "Point l: the residual stream after the stem (l = 0) or after block l − 1 — between residual blocks (IG D.3)."
+    def head(x):
+        h = m.act1(m.norm1(m.conv1(x)))
+        for b in m.blocks[:l]: h = b(h)
+        return h
+    def tail(h):
+        for b in m.blocks[l:]: h = b(h)
+        return m.head(h.mean((2, 3)))
+    return head, tail, (m.conv1 if l == 0 else m.blocks[l - 1].conv2).out_channels
+
+
+# %% ../nbs/11_stitch.ipynb #16ed86d7
+def _vgg_split(m, l):
+    def run(x, js):
+        for j in js:
+            x = m.acts[j](m.norms[j](m.convs[j](x)))
+            if j in m.pool_after: x = Fn.max_pool2d(x, 2, ceil_mode=True)
+        return x
+    return (lambda x: run(x, range(l + 1))), (lambda h: m.head(run(h, range(l + 1, len(m.convs))).mean((2, 3)))), m.convs[l].out_channels
+
+def _vit_split(m, l):
+    "Point l: the residual stream after block l − 1 (l = 0: the embedded tokens), as (batch, dim, tokens) so the channels are dim 1."
+    def head(x):
+        x = m.embed(x)
+        for b in m.blocks[:l]: x = b(x)
+        return x.transpose(1, 2)
+    def tail(h):
+        h = h.transpose(1, 2)
+        for b in m.blocks[l:]: h = b(h)
+        return m.head(m.norm(h)[:, 0])
+    return head, tail, m.config['dim']
+
+SPLITS = {MLP: (lambda m: len(m.norms), _mlp_split), MyrtleCNN: (lambda m: m.n_layers(), _myrtle_split),
+          ResNet20: (lambda m: len(m.blocks) + 1, _resnet_split), VGG11: (lambda m: len(m.convs), _vgg_split),
+          ViT: (lambda m: len(m.blocks) + 1, _vit_split)}
+
+def n_splits(model:nn.Module)->int:
+    "How many points `model` can be split at. Looked up by exact type: a subclass with its own `forward` could differ, so it is refused."
+    if type(model) not in SPLITS: raise ValueError(f"stitching supports {', '.join(t.__name__ for t in SPLITS)}, not {type(model).__name__}")
+    return SPLITS[type(model)][0](model)
+
+def _split(model:nn.Module, l:int)->tuple:
+    "(head, tail, channels) of a model at split point l: tail(head(x)) = model(x)."
+    n = n_splits(model)
+    if not 0 <= l < n: raise ValueError(f"layer {l} out of range [0, {n})")
+    return SPLITS[type(model)][1](model, l)
+
+
+# %% ../nbs/11_stitch.ipynb #186d02e8
 class Stitched(nn.Module):
     "x ↦ B_{>l}(S(A_{≤l}(x))) with A and B frozen; only the stitching layer S trains."
     def __init__(self, A:nn.Module, B:nn.Module, l:int, stitch:Stitch):
@@ -173,6 +218,34 @@ class Stitched(nn.Module):
         with torch.no_grad(): h = self._head(x)
         return self._tail(self.stitch(h))
 
+
+# %% ../nbs/11_stitch.ipynb #e8502744
+@torch.no_grad()
+def feature_moments(ha, hb, data:Data, bs:int=500)->tuple:
+    "Uncentred moments E[aaᵀ], E[abᵀ] and the correlations of a = ha(x), b = hb(x) (every pixel a sample), streamed over `data`."
+    st, Gaa = None, 0.
+    for xb, _ in Loader(data, bs):
+        a, b = unit_matrix(ha(xb)), unit_matrix(hb(xb))
+        st = (st or CrossStats(a.shape[1], b.shape[1])).update(a, b); Gaa = Gaa + a.double().T @ a.double()
+    return Gaa / st.n, st.sab / st.n, st.corr()
+
+@torch.no_grad()
+def init_from_features(S:Stitch, Gaa:Tensor, Gab:Tensor, corr:Tensor, ridge:float=1e-6)->Stitch:
+    "Start S at eq. S1 (full), S2 (rank) or S3 (grelu) from `feature_moments`."
+    C = S.C
+    W = torch.linalg.solve(Gaa + ridge * Gaa.trace() / C * torch.eye(C, dtype=Gaa.dtype), Gab).T     # (C_out, C): b ≈ W a
+    if S.kind == 'full': S.W.copy_(W)
+    elif S.kind == 'rank':
+        Ur = torch.linalg.eigh(W @ Gaa @ W.T).eigenvectors[:, -S.U.shape[1]:]
+        S.U.copy_(Ur); S.V.copy_(Ur.T @ W)
+    elif S.kind == 'grelu':
+        p, i = hungarian(corr.T), torch.arange(C)                   # output i (B's channel) reads A's channel p[i]
+        S.d.copy_(torch.zeros(C, dtype=Gab.dtype).index_put_((p,), (Gab[p, i] / Gaa.diagonal()[p].clamp_min(1e-30)).clamp_min(0)))
+        S.P.copy_(torch.zeros(C, C).index_put_((i, p), torch.tensor(1.)))
+    else: raise ValueError(f"init_from_features: no feature start for a {S.kind!r} layer")
+    return S
+
+
 # %% ../nbs/11_stitch.ipynb #c979102b
 def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architecture
                  l:int, # the layer to stitch at
@@ -186,6 +259,8 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  update:str='pgd', # grelu: 'pgd' (IG D.2.1: additive step, ReLU, Sinkhorn) or 'mirror' (multiplicative step, Sinkhorn)
                  lr_p:float=None, # grelu + mirror: step size of the multiplicative update of P (default: `lr`)
                  polish_epochs:int=0, # grelu: epochs refitting D with P fixed at the thresholded permutation
+                 init:str='ig', # 'ig': IG's start (identity; grelu: the barycentre); 'match': eq. S1–S3 from the features
+                 init_samples:int=5000, # 'match': training inputs the feature moments are estimated on
                 )->dict: # stitched model, accuracies, penalty, (perm, sparsity)
     "Train a stitching layer between `A` (first layers) and `B` (remaining layers) at layer `l` and evaluate it."
     if alpha < 0: raise ValueError(f"train_stitch: alpha must be >= 0, got {alpha}")
@@ -197,11 +272,13 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
     if _split(B, l)[2] != C: raise ValueError(f"train_stitch: A and B have {C} and {_split(B, l)[2]} channels at layer {l}")
     torch.manual_seed(seed)
     st = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed))
+    if init not in ('ig', 'match'): raise ValueError(f"train_stitch: init must be 'ig' or 'match', got {init!r}")
+    tr = data.train if max_samples is None else data.train[:max_samples]
+    if init == 'match': init_from_features(st.stitch, *feature_moments(st._head, _split(Bref, l)[0], tr[:init_samples]))
     if update not in ('pgd', 'mirror'): raise ValueError(f"train_stitch: update must be 'pgd' or 'mirror', got {update!r}")
     mirror = kind == 'grelu' and update == 'mirror'
     params = [p for n_, p in st.stitch.named_parameters() if not (mirror and n_ == 'P')]
     opt = torch.optim.SGD(params, lr=lr, momentum=momentum)
-    tr = data.train if max_samples is None else data.train[:max_samples]
     steps = math.ceil(len(tr) / bs) * epochs
     def task_loss(xb, yb):
         if target == 'labels': return Fn.cross_entropy(st(xb), yb)
@@ -299,9 +376,7 @@ def dissimilarities(X:Tensor, Y:Tensor, max_samples:int=1000)->dict:
 @torch.no_grad()
 def model_dissimilarities(A:nn.Module, B:nn.Module, data:Data, layers:list=None, bs:int=500, max_samples:int=1000)->list:
     "IG's four dissimilarities between two models' features at each layer (default: every split point)."
-    n_l = A.n_layers() if isinstance(A, MyrtleCNN) else len(A.norms) if isinstance(A, MLP) else None
-    if n_l is None: raise ValueError(f"model_dissimilarities supports MLP and MyrtleCNN, not {type(A).__name__}")
-    layers = list(range(n_l)) if layers is None else list(layers)
+    layers = list(range(n_splits(A))) if layers is None else list(layers)
     heads = [(l, _split(A.eval(), l)[0], _split(B.eval(), l)[0]) for l in layers]
     st, keep = {}, {l: ([], []) for l in layers}
     seen = 0

@@ -13,7 +13,7 @@ import torch
 from tqdm.auto import tqdm
 import lmc_nb
 from .data import load_data
-from .models import model_for
+from .models import model_for, ASYM_ARCHS
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, NonFiniteLoss, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
@@ -49,6 +49,8 @@ def expand_grid(grid)->list:
     vals = {k: v if isinstance(v, (list, tuple)) else [v] for k, v in grid.items()}
     empty = [k for k, v in vals.items() if len(v) == 0]
     if empty: raise ValueError(f"empty grid: {empty} have no values")
+    wrong = [a for a in vals.get('arch', []) if a not in ASYM_ARCHS]
+    if wrong: raise ValueError(f"grid: arch {wrong} cannot be trained by the zoo; it trains the asymmetric-layer architectures {list(ASYM_ARCHS)}")
     keys = list(vals)
     return [{**GRID_DEFAULTS, **dict(zip(keys, combo))} for combo in itertools.product(*(vals[k] for k in keys))]
 
