@@ -12,8 +12,9 @@ import multiprocessing as mp
 import torch
 from tqdm.auto import tqdm
 import lmc_nb
-from .data import load_data
-from .models import model_for, ASYM_ARCHS
+from .data import load_data, DATASETS
+from .models import model_for, ASYM_ARCHS, NORMS, ACTS
+from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, NonFiniteLoss, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
@@ -22,8 +23,9 @@ from .match import align_activations
 from .ste import align_ste
 
 # %% auto #0
-__all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'BACKENDS', 'ALIGNERS', 'load_grid', 'expand_grid', 'run_id', 'run_one', 'open_zoo',
-           'zoo_rows', 'write_table', 'sweep', 'register_aligner', 'mean_ci', 'independent_pairs', 'pair_table']
+__all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'ALIGNERS', 'load_grid', 'check_grid_values', 'expand_grid',
+           'run_id', 'run_one', 'open_zoo', 'zoo_rows', 'write_table', 'sweep', 'register_aligner', 'mean_ci',
+           'independent_pairs', 'pair_table']
 
 # %% ../nbs/07_zoo.ipynb #6b05ae06
 ZOO_FORMAT = 1
@@ -31,14 +33,31 @@ GRID_DEFAULTS = dict(arch='mlp', scheme='dense', sigma_f=1.0, width=64, depth=3,
                      epochs=10, bs=256, lr=1e-3, wd=1e-2, mask_seed=0, seed=0)
 
 def load_grid(src)->dict:
-    "A grid from a dict, or a JSON / YAML file."
+    "A grid from a dict, or a JSON / YAML file (which must map keys to values)."
     if isinstance(src, dict): return dict(src)
     p = Path(src)
     if not p.exists(): raise FileNotFoundError(f"grid file {p} not found")
     if p.suffix in ('.yaml', '.yml'):
         import yaml
-        return yaml.safe_load(p.read_text())
-    return json.loads(p.read_text())
+        g = yaml.safe_load(p.read_text())
+    else: g = json.loads(p.read_text())
+    if not isinstance(g, dict): raise ValueError(f"grid file {p}: expected a mapping of keys to values, got a {type(g).__name__}")
+    return g
+
+_int = lambda v, lo: isinstance(v, int) and not isinstance(v, bool) and v >= lo
+_num = lambda v, lo: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
+GRID_RULES = {'arch': (lambda v: v in ASYM_ARCHS, f"one of {list(ASYM_ARCHS)} (the asymmetric-layer architectures the zoo trains)"),
+              'scheme': (lambda v: v in SCHEMES, f"one of {list(SCHEMES)}"), 'data': (lambda v: v in DATASETS, f"one of {list(DATASETS)}"),
+              'norm': (lambda v: v is None or v in NORMS, f"null or one of {list(NORMS)}"), 'act': (lambda v: v is None or v in ACTS, f"null or one of {list(ACTS)}"),
+              'sigma_f': (lambda v: _num(v, 0), "a number >= 0"), 'lr': (lambda v: _num(v, 0) and v > 0, "a number > 0 (YAML reads 1e-3 as text: write 1.0e-3)"),
+              'wd': (lambda v: _num(v, 0), "a number >= 0"), 'limit': (lambda v: v is None or _int(v, 1), "null or an integer >= 1"),
+              **{k: (lambda v: _int(v, 1), "an integer >= 1") for k in ('width', 'depth', 'k', 'n', 'epochs', 'bs')},
+              **{k: (lambda v: _int(v, 0), "an integer >= 0") for k in ('mask_seed', 'seed')}}
+
+def check_grid_values(vals:dict):
+    "Refuse, before any run starts, every value no run could train with — all of them in one message, naming key and value."
+    errs = [f"{k} = {v!r} must be {GRID_RULES[k][1]}" for k, vs in vals.items() for v in vs if not GRID_RULES[k][0](v)]
+    if errs: raise ValueError("grid: " + "; ".join(errs))
 
 def expand_grid(grid)->list:
     "The runs of a grid: every combination of its values, with defaults for the keys it does not name."
@@ -49,8 +68,7 @@ def expand_grid(grid)->list:
     vals = {k: v if isinstance(v, (list, tuple)) else [v] for k, v in grid.items()}
     empty = [k for k, v in vals.items() if len(v) == 0]
     if empty: raise ValueError(f"empty grid: {empty} have no values")
-    wrong = [a for a in vals.get('arch', []) if a not in ASYM_ARCHS]
-    if wrong: raise ValueError(f"grid: arch {wrong} cannot be trained by the zoo; it trains the asymmetric-layer architectures {list(ASYM_ARCHS)}")
+    check_grid_values(vals)
     keys = list(vals)
     return [{**GRID_DEFAULTS, **dict(zip(keys, combo))} for combo in itertools.product(*(vals[k] for k in keys))]
 
