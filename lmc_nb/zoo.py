@@ -258,6 +258,7 @@ def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, p
     if lams < 3: raise ValueError(f"lams: need at least 3 points on the path, got {lams}")
     bad = [a for a in align if a not in ALIGNERS]
     if bad: raise ValueError(f"unknown align {bad[0]!r}; choose one of {list(ALIGNERS)}")
+    if not (Path(root) / 'zoo.json').is_file(): raise ValueError(f"{root}: not a zoo (no zoo.json); `lmc sweep GRID --root {root}` makes one")
     root = open_zoo(root)
     settings = {}
     for r in zoo_rows(root):
