@@ -7,6 +7,8 @@ from __future__ import annotations
 import json, math, os
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
+from .train import write_atomic
+
 
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'scale', 'pick', 'Claim', 'band_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
@@ -139,9 +141,8 @@ def write_claims(rows:list, name:str, # rows and the notebook's name (e.g. '22_n
     "Write the rows to `<folder>/<name>.json`, but only at the `cpu` scale (tests run at `smoke` and never touch it)."
     if scale() != 'cpu': return None
     folder = Path(folder or 'claims'); folder.mkdir(parents=True, exist_ok=True)
-    f = folder / f'{name}.json'; tmp = f.with_suffix('.json.tmp')
-    tmp.write_text(json.dumps([asdict(r) for r in rows], indent=1, allow_nan=False)); os.replace(tmp, f)
-    return f
+    text = json.dumps([asdict(r) for r in rows], indent=1, allow_nan=False)
+    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
 def read_claims(folder='claims')->list:
     "Every notebook's rows, as `Claim`s with their source notebook in `.source`."
@@ -165,6 +166,6 @@ def cached_json(path, # the cache file; its name must encode every setting the r
     path = Path(path)
     if path.exists(): return json.loads(path.read_text())
     out = fn()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps(out, allow_nan=False)); os.replace(tmp, path)
+    text = json.dumps(out, allow_nan=False)
+    path.parent.mkdir(parents=True, exist_ok=True); write_atomic(path, lambda f: f.write_text(text))
     return out
