@@ -15,7 +15,8 @@ from .interp import effective_state_dict, check_compatible
 
 # %% auto #0
 __all__ = ['Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms', 'permute_model',
-           'check_spec', 'hungarian', 'sinkhorn', 'weight_matching', 'align_weights']
+           'check_spec', 'hungarian', 'sinkhorn', 'weight_matching_reference', 'match_objective', 'greedy_start',
+           'weight_matching', 'align_weights']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -130,12 +131,27 @@ def check_spec(model:nn.Module, x:Tensor, spec:PermSpec=None, seed:int=0,
     return worst
 
 # %% ../nbs/06_perm.ipynb #d3ac05ee
-def hungarian(S:Tensor)->Tensor:
-    "The permutation p maximising sum_i S[i, p[i]] (exact linear assignment)."
+def hungarian(S:Tensor, guess:Tensor=None)->Tensor:
+    "The permutation p maximising sum_i S[i, p[i]] (exact linear assignment); a `guess` of it only makes the solve faster."
     if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian: need a square score matrix, got shape {tuple(S.shape)}")
     if not torch.isfinite(S).all(): raise ValueError("hungarian: the score matrix has non-finite entries (non-finite weights?)")
-    _, col = linear_sum_assignment(S.detach().cpu().double().numpy(), maximize=True)
+    S = S.detach().cpu().double().numpy()
+    live, live_cols = S.max(1) > S.min(1), S.max(0) > S.min(0)
+    if (~live_cols).sum() > (~live).sum():                    # more constant columns than rows: solve the transpose
+        return invert_perm(hungarian(torch.from_numpy(S.T), None if guess is None else invert_perm(guess)))
+    if live.all():
+        if guess is not None: S = _reduce(S, guess.cpu().numpy())
+        return torch.as_tensor(linear_sum_assignment(S, maximize=True)[1], dtype=torch.long)
+    col, rows = np.empty(len(S), dtype=np.int64), np.flatnonzero(live)          # a constant row scores the same anywhere:
+    col[rows] = linear_sum_assignment(S[rows], maximize=True)[1] if len(rows) else []   # each live row gets its own column,
+    col[~live] = np.setdiff1d(np.arange(len(S)), col[rows])                              # the constant rows the others, in order
     return torch.as_tensor(col, dtype=torch.long)
+
+def _reduce(S:np.ndarray, p:np.ndarray, passes:int=3)->np.ndarray:
+    "S − u_i − v_j, which has the same optimal permutations, with u, v from `passes` Bellman–Ford rounds towards making p optimal."
+    own = S[np.arange(len(S)), p]; v = np.zeros(len(S))
+    for _ in range(passes): v = np.maximum(v, (S - (own - v[p])[:, None]).max(0))
+    return S - (own - v[p])[:, None] - v
 
 def sinkhorn(S:Tensor, # (..., n, n) scores
              tau:float=1.0, # temperature: smaller is closer to a permutation
@@ -156,55 +172,138 @@ def sinkhorn(S:Tensor, # (..., n, n) scores
                       "raise `iters` or `tau`", RuntimeWarning, stacklevel=2)
     return logP.exp()
 
+# %% ../nbs/06_perm.ipynb #a1ea8456
+def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
+    "numpy `Axis.to_front`."
+    w = np.moveaxis(w, e.axis, 0)
+    if e.view is not None: w = np.moveaxis(w.reshape(*e.view, *w.shape[1:]), e.sub, 0)
+    return w.reshape(w.shape[0], -1)
+
+def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
+    "numpy `Axis.permute`."
+    if e.view is None: return np.take(w, p, axis=e.axis)
+    u = np.moveaxis(w, e.axis, 0); shp = u.shape
+    return np.moveaxis(np.take(u.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp), 0, e.axis)
+
+def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
+    "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
+    A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
+    bt, sizes = spec.by_tensor(), spec.check(sa)
+    perm = {g: (init[g].numpy() if init else np.arange(n)) for g, n in sizes.items()}
+    def permuted(name, skip):                       # B's tensor `name` permuted on every axis but `skip`
+        w = B[name]
+        for g, e in bt[name]:
+            if (g, e) != skip: w = _np_take(w, e, perm[g])
+        return w
+    names, gen = list(spec.groups), torch.Generator().manual_seed(seed)
+    for _ in range(max_iter):
+        progress = False
+        for gi in torch.randperm(len(names), generator=gen).tolist():
+            g = names[gi]; n = sizes[g]
+            C = np.zeros((n, n))
+            for e in spec.groups[g]: C += _np_front(A[e.tensor], e) @ _np_front(permuted(e.tensor, (g, e)), e).T
+            _, ci = linear_sum_assignment(C, maximize=True)
+            old, new = np.vdot(C, np.eye(n)[perm[g]]), np.vdot(C, np.eye(n)[ci])
+            if new > old + 1e-9 * max(abs(old), 1): perm[g], progress = ci, True
+        if not progress: break
+    obj = sum(float((A[k] * permuted(k, None)).sum()) for k in bt)
+    return {g: torch.as_tensor(p) for g, p in perm.items()}, obj
+
 # %% ../nbs/06_perm.ipynb #266afe13
+def _flush_tiny(t:Tensor)->Tensor:
+    "`t` with entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals."
+    if t.numel() == 0 or not t.is_floating_point(): return t
+    return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * t.abs().max(), 0)
+
+class _Scores:
+    "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
+    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype):
+        self.spec, self.sa, self.sizes, bt = spec, sa, spec.check(sa), spec.by_tensor()
+        self.dev = next(iter(sa.values())).device
+        self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
+        self.version, self.cache = {g: 0 for g in self.sizes}, {}                # version: bumped when a permutation changes
+        self.Bp = {k: _flush_tiny(sb[k].to(dtype)) for k in bt}
+        ents = [(g, e) for g, es in spec.groups.items() for e in es]
+        self.Am = {(g, e): e.to_front(_flush_tiny(sa[e.tensor].to(dtype))) for g, e in ents}
+        self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
+        self.width = {(g, e): sa[e.tensor].numel() // self.sizes[g] for g, e in ents}   # columns of the entry's (n, -1) matrix
+    def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
+    def score(self, g, known:set=None)->Tensor:
+        "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
+        S, inv = torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev), invert_perm(self.perms[g])
+        for e in self.spec.groups[g]:
+            oth = self.others[g, e]
+            if known is not None and not set(oth) <= known: continue
+            key = tuple(self.version[h] for h in oth)
+            if self.cache.get((g, e), (None,))[0] != key:
+                self.cache[g, e] = (key, (self.Am[g, e] @ e.to_front(self.Bp[e.tensor]).T)[:, inv].double())
+            S += self.cache[g, e][1]
+        return S
+    def assign(self, g, p:Tensor):
+        "Set group g's permutation to `p`, re-permuting its tensors of B once."
+        rel = invert_perm(self.perms[g])[p]
+        for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
+        self.perms[g] = p; self.version[g] += 1
+
+# %% ../nbs/06_perm.ipynb #b02d10d6
+def _greedy(m:_Scores):
+    "Solve each group once with only its determined scores, the most determined group first (see 4. above)."
+    known = set()
+    def determined(g):
+        return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known) / sum(m.width[g, e] for e in m.spec.groups[g])
+    while len(known) < len(m.sizes):
+        g = max((h for h in m.sizes if h not in known), key=determined)
+        m.assign(g, hungarian(m.score(g, known)).to(m.dev)); known.add(g)
+
+def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0.)->bool:
+    "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
+    gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
+    obj = match_objective(m.spec, m.sa, m.Bp) if tol else 0.                   # kept current by adding the gains
+    for _ in range(max_iter):
+        gain = 0.
+        for gi in torch.randperm(len(names), generator=gen).tolist():
+            g = names[gi]
+            if solved.get(g) == m.inputs(g): continue                       # nothing it depends on changed since its last solve
+            S = m.score(g); p = hungarian(S, m.perms[g]).to(m.dev); solved[g] = m.inputs(g)
+            idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
+            if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
+        obj += gain
+        if gain == 0 or gain <= tol * abs(obj): return True
+    return False
+
+# %% ../nbs/06_perm.ipynb #36156b5c
+def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
+    "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
+    return sum(float((sa[k].double() * sb[k].double()).sum()) for k in spec.by_tensor())
+
+def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32)->dict:
+    "The greedy starting permutations of `weight_matching(init='greedy')`."
+    m = _Scores(spec, sa, sb, dtype); _greedy(m); return m.perms
+
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
                     dtype=torch.float32, # precision of the score matrices
+                    init='greedy', # 'greedy' | 'identity' | a dict of starting permutations
+                    tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
-    "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations."
+    "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
-    bt = spec.by_tensor()
-    for k in bt:   # one pass per tensor: a NaN or inf anywhere makes the (float64-accumulated) sum non-finite
+    for k in spec.by_tensor():   # one pass per tensor: a NaN or inf anywhere makes the (float64-accumulated) sum non-finite
         if not (torch.sum(sa[k], dtype=torch.float64).isfinite() and torch.sum(sb[k], dtype=torch.float64).isfinite()):
             raise ValueError(f"weight_matching: tensor {k!r} has non-finite values")
-    dev = next(iter(sa.values())).device
-    gen = torch.Generator().manual_seed(seed)
-    perms = {g: torch.arange(n, device=dev) for g, n in sizes.items()}
-    version = {g: 0 for g in sizes}                                             # bumped when a permutation changes
-    Bp = {k: sb[k].to(dtype) for k in bt}                                       # B, kept fully permuted
-    Am = {(g, e): e.to_front(sa[e.tensor].to(dtype)) for g, es in spec.groups.items() for e in es}
-    others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, es in spec.groups.items() for e in es}
-    # entries whose tensor has no other permuted axis (biases, norms) contribute a constant score: sum them once
-    # (B is still unpermuted here, so these scores are in B's own unit order, like the cached ones below)
-    const = {g: sum((Am[g, e] @ e.to_front(Bp[e.tensor]).T).double() for e in es if not others[g, e]) for g, es in spec.groups.items()}
-    varying = {g: [e for e in es if others[g, e]] for g, es in spec.groups.items()}
-    cache, solved = {}, {}
-    names = list(spec.groups)
-    for _ in range(max_iter):
-        improved = False
-        for gi in torch.randperm(len(names), generator=gen).tolist():
-            g = names[gi]
-            inputs = tuple(version[h] for e in spec.groups[g] for h in others[g, e])
-            if solved.get(g) == inputs: continue                               # nothing it depends on changed
-            inv = invert_perm(perms[g])
-            S = const[g].clone() if torch.is_tensor(const[g]) else torch.zeros(sizes[g], sizes[g], dtype=torch.float64, device=dev)
-            for e in varying[g]:
-                key = tuple(version[h] for h in others[g, e])
-                if cache.get((g, e), (None,))[0] != key:
-                    cache[g, e] = (key, (Am[g, e] @ e.to_front(Bp[e.tensor]).T)[:, inv].double())
-                S += cache[g, e][1]
-            p = hungarian(S).to(dev)
-            solved[g] = inputs
-            idx = torch.arange(len(p), device=dev)
-            if S[idx, p].sum() > S[idx, perms[g]].sum() + 1e-9 * S[idx, perms[g]].sum().abs().clamp_min(1):
-                rel = inv[p]                                                    # re-permute g's tensors once
-                for e in spec.groups[g]: Bp[e.tensor] = e.permute(Bp[e.tensor], rel)
-                perms[g], improved = p, True
-                version[g] += 1
-        if not improved: break
-    obj = sum(float((sa[k].double() * Bp[k].double()).sum()) for k in Bp)
-    return perms, obj
+    m = _Scores(spec, sa, sb, dtype)
+    if init == 'greedy': _greedy(m)
+    elif isinstance(init, dict):
+        for g, p in init.items():
+            if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
+                raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
+            m.assign(g, p.to(m.dev))
+    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity' or a dict of permutations, got {init!r}")
+    if tol < 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
+    if not _descend(m, max_iter, seed, tol):
+        warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
+    return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
 
 # %% ../nbs/06_perm.ipynb #e9b8a2af
 def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Module:
