@@ -197,7 +197,8 @@ def _vmap_outputs(skel, sa, sb, lams, X, bs):
 
 # %% ../nbs/05_interp.ipynb #b34a8d96
 def _mlp_fast_ok(skel)->bool:
-    return isinstance(skel, MLP) and all(isinstance(n, (nn.LayerNorm, nn.Identity)) for n in skel.norms)
+    "The hand-fused pass computes exactly `MLP.forward`: only for that class itself (a subclass may have its own forward)."
+    return type(skel) is MLP and all(isinstance(n, (nn.LayerNorm, nn.Identity)) for n in skel.norms)
 
 def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
     "(L, n, d_out) outputs of the library's MLP for all λ: first layer once, centering folded into the weights."
