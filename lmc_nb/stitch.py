@@ -14,7 +14,7 @@ from .models import MLP, MyrtleCNN, ResNet20, VGG11, ViT
 from .features import CrossStats, capture, unit_matrix
 from .perm import hungarian
 from .train import evaluate
-from .interp import reset_bn
+from .interp import reset_bn, has_batchnorm
 
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'SPLITS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope',
@@ -316,7 +316,9 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                 with torch.no_grad(): S_.d.clamp_(min=0)
     reset_bn(st, tr)                                                  # B's later batch norms see the (thresholded) layer (D.2.1)
     st.eval()
-    out['acc'] = evaluate(st, data.test)['acc']; out['acc_B'] = evaluate(B.eval(), data.test)['acc']
+    out['acc'] = evaluate(st, data.test)['acc']; out['acc_B_trained'] = evaluate(B.eval(), data.test)['acc']
+    fair = reset_bn(copy.deepcopy(Bref), tr).eval() if has_batchnorm(Bref) else Bref  # B's statistics from the same images
+    out['acc_B'] = evaluate(fair, data.test)['acc']
     out['penalty'] = out['acc_B'] - out['acc']
     out['sparsity'] = float((st.stitch.matrix().detach().abs() <= 1e-3).float().mean())   # measured on the layer as evaluated
     out['model'] = st
