@@ -136,6 +136,7 @@ def hungarian(S:Tensor, guess:Tensor=None)->Tensor:
     if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian: need a square score matrix, got shape {tuple(S.shape)}")
     if not torch.isfinite(S).all(): raise ValueError("hungarian: the score matrix has non-finite entries (non-finite weights?)")
     S = S.detach().cpu().double().numpy()
+    if S.size == 0: return torch.zeros(0, dtype=torch.long)
     live, live_cols = S.max(1) > S.min(1), S.max(0) > S.min(0)
     if (~live_cols).sum() > (~live).sum():                    # more constant columns than rows: solve the transpose
         return invert_perm(hungarian(torch.from_numpy(S.T), None if guess is None else invert_perm(guess)))
@@ -189,7 +190,7 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
     "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
     A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
     bt, sizes = spec.by_tensor(), spec.check(sa)
-    perm = {g: (init[g].numpy() if init else np.arange(n)) for g, n in sizes.items()}
+    perm = {g: (init[g].cpu().numpy() if init and g in init else np.arange(n)) for g, n in sizes.items()}
     def permuted(name, skip):                       # B's tensor `name` permuted on every axis but `skip`
         w = B[name]
         for g, e in bt[name]:
@@ -210,21 +211,23 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
     return {g: torch.as_tensor(p) for g, p in perm.items()}, obj
 
 # %% ../nbs/06_perm.ipynb #266afe13
-def _flush_tiny(t:Tensor)->Tensor:
+def _flush_tiny(t:Tensor, name:str)->Tensor:
     "`t` with entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals."
-    if t.numel() == 0 or not t.is_floating_point(): return t
-    return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * t.abs().max(), 0)
+    if t.numel() == 0: return t
+    mx = t.abs().max()                                                    # NaN if any entry is NaN
+    if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
+    return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * mx, 0)
 
 class _Scores:
     "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
     def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype):
-        self.spec, self.sa, self.sizes, bt = spec, sa, spec.check(sa), spec.by_tensor()
+        self.spec, self.sizes, bt = spec, spec.check(sa), spec.by_tensor()
         self.dev = next(iter(sa.values())).device
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
         self.version, self.cache = {g: 0 for g in self.sizes}, {}                # version: bumped when a permutation changes
-        self.Bp = {k: _flush_tiny(sb[k].to(dtype)) for k in bt}
+        self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
-        self.Am = {(g, e): e.to_front(_flush_tiny(sa[e.tensor].to(dtype))) for g, e in ents}
+        self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}
         self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
         self.width = {(g, e): sa[e.tensor].numel() // self.sizes[g] for g, e in ents}   # columns of the entry's (n, -1) matrix
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
@@ -236,8 +239,8 @@ class _Scores:
             if known is not None and not set(oth) <= known: continue
             key = tuple(self.version[h] for h in oth)
             if self.cache.get((g, e), (None,))[0] != key:
-                self.cache[g, e] = (key, (self.Am[g, e] @ e.to_front(self.Bp[e.tensor]).T)[:, inv].double())
-            S += self.cache[g, e][1]
+                self.cache[g, e] = (key, (self.Am[g, e] @ e.to_front(self.Bp[e.tensor]).T)[:, inv])
+            S += self.cache[g, e][1]                                          # accumulated in float64
         return S
     def assign(self, g, p:Tensor):
         "Set group g's permutation to `p`, re-permuting its tensors of B once."
@@ -258,7 +261,7 @@ def _greedy(m:_Scores):
 def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0.)->bool:
     "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
     gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
-    obj = match_objective(m.spec, m.sa, m.Bp) if tol else 0.                   # kept current by adding the gains
+    obj = sum(float(torch.sum(m.A[k] * m.Bp[k], dtype=torch.float64)) for k in m.Bp) if tol else 0.   # kept current by adding the gains
     for _ in range(max_iter):
         gain = 0.
         for gi in torch.randperm(len(names), generator=gen).tolist():
@@ -289,10 +292,8 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
-    for k in spec.by_tensor():   # one pass per tensor: a NaN or inf anywhere makes the (float64-accumulated) sum non-finite
-        if not (torch.sum(sa[k], dtype=torch.float64).isfinite() and torch.sum(sb[k], dtype=torch.float64).isfinite()):
-            raise ValueError(f"weight_matching: tensor {k!r} has non-finite values")
-    m = _Scores(spec, sa, sb, dtype)
+    if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
+    m = _Scores(spec, sa, sb, dtype)                                           # refuses non-finite weights
     if init == 'greedy': _greedy(m)
     elif isinstance(init, dict):
         for g, p in init.items():
@@ -300,7 +301,6 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                 raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
             m.assign(g, p.to(m.dev))
     elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity' or a dict of permutations, got {init!r}")
-    if tol < 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
     if not _descend(m, max_iter, seed, tol):
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
     return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
