@@ -4,7 +4,7 @@
 
 # %% ../nbs/12a_bench.ipynb #c133049e
 from __future__ import annotations
-import copy, json, math, time, warnings
+import json, math, time, warnings
 from dataclasses import replace
 import torch
 from torch import nn, Tensor
@@ -102,7 +102,7 @@ def _bench_bf16(repeat:int, width:int)->dict:
 # %% ../nbs/12a_bench.ipynb #f85e3788
 def torch_layers(model:nn.Module)->nn.Module:
     "An eval-mode copy of `model` built from torch's own `nn.Linear` / `nn.Conv2d` (same tensors, same function), for tools that trace only those."
-    m = copy.deepcopy(dense_twin(model))
+    m = dense_twin(model)                                                  # a deep copy
     for mod in list(m.modules()):
         for name, c in list(mod.named_children()):
             if isinstance(c, AsymConv2d):
@@ -136,9 +136,9 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor)->dict:
     except ImportError: return dict(rebasin='not installed (pip install rebasin)')
     At, Bt = torch_layers(A), torch_layers(B)
     with torch.random.fork_rng(devices=[]), torch.no_grad():
+        ref = Bt(x)                                                               # B's function, before matching
         torch.manual_seed(0)                                                      # its visiting order uses the global RNG
         t = time.perf_counter(); PermutationCoordinateDescent(At, Bt, x[:1]).rebasin(); t = time.perf_counter() - t
-        ref = torch_layers(B)(x)
         same = bool(torch.allclose(Bt.eval()(x), ref, atol=1e-4 * float(ref.abs().max()), rtol=0))
     return dict(rebasin_s=round(t, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
