@@ -5,6 +5,7 @@
 # %% ../nbs/06_perm.ipynb #2cf9dcb8
 from __future__ import annotations
 import math, warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -258,20 +259,31 @@ def _greedy(m:_Scores):
         g = max((h for h in m.sizes if h not in known), key=determined)
         m.assign(g, hungarian(m.score(g, known)).to(m.dev)); known.add(g)
 
-def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0.)->bool:
+def _runs(order:list, tensors:dict)->list:
+    "`order` cut into runs of consecutive groups that share no tensor (so their solves cannot affect each other)."
+    runs = []
+    for g in order:
+        if runs and all(not (tensors[g] & tensors[h]) for h in runs[-1]): runs[-1].append(g)
+        else: runs.append([g])
+    return runs
+
+def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bool:
     "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
     gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
+    tensors = {g: {e.tensor for e in m.spec.groups[g]} for g in names}
     obj = sum(float(torch.sum(m.A[k] * m.Bp[k], dtype=torch.float64)) for k in m.Bp) if tol else 0.   # kept current by adding the gains
-    for _ in range(max_iter):
-        gain = 0.
-        for gi in torch.randperm(len(names), generator=gen).tolist():
-            g = names[gi]
-            if solved.get(g) == m.inputs(g): continue                       # nothing it depends on changed since its last solve
-            S = m.score(g); p = hungarian(S, m.perms[g]).to(m.dev); solved[g] = m.inputs(g)
-            idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
-            if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
-        obj += gain
-        if gain == 0 or gain <= tol * abs(obj): return True
+    def solve(g): S = m.score(g); return S, hungarian(S, m.perms[g]).to(m.dev)
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        for _ in range(max_iter):
+            gain = 0.
+            for run in _runs([names[i] for i in torch.randperm(len(names), generator=gen).tolist()], tensors):
+                todo = [g for g in run if solved.get(g) != m.inputs(g)]      # skip: nothing it depends on changed since its last solve
+                for g, (S, p) in zip(todo, pool.map(solve, todo)):           # independent groups solved concurrently (scipy frees the GIL)
+                    solved[g] = m.inputs(g)
+                    idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
+                    if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
+            obj += gain
+            if gain == 0 or gain <= tol * abs(obj): return True
     return False
 
 # %% ../nbs/06_perm.ipynb #36156b5c
