@@ -100,7 +100,7 @@ def _parser()->argparse.ArgumentParser:
     q.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
     q.add_argument('--quiet', action='store_true', help='no progress bars')
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
-    b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs'], help='which benchmarks')
+    b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
     b.add_argument('--quick', action='store_true', help='only the small cases')
     return p
 
