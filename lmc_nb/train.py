@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
-import copy, json, math, os, shutil, time, warnings
+import copy, json, math, os, shutil, tempfile, time, warnings
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 import torch
@@ -116,18 +116,27 @@ def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
 # %% ../nbs/03_train.ipynb #0ac88896
 def write_atomic(path, write)->Path:
     "Call `write(tmp_file)`, then rename it to `path`: an interrupted run never leaves a half-written file."
-    path = Path(path); tmp = path.with_name(path.name + f'.tmp-{os.getpid()}')
-    write(tmp); os.replace(tmp, path)
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + '.tmp-'); os.close(fd)   # unpredictable, created exclusively
+    tmp = Path(name)
+    try: write(tmp); os.chmod(tmp, 0o666 & ~_umask()); os.replace(tmp, path)
+    except BaseException: tmp.unlink(missing_ok=True); raise
     return path
+
+def _umask()->int:
+    "The process's umask, read from /proc where possible (setting it to read it is not thread-safe)."
+    try: return int(next(l for l in open('/proc/self/status') if l.startswith('Umask:')).split()[1], 8)
+    except (OSError, StopIteration): m = os.umask(0o22); os.umask(m); return m
 
 def _write_dir_atomic(path:Path, write)->Path:
     "Call `write(tmp_dir)`, then rename the complete folder to `path` (replacing an old one safely)."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp, old = path.with_name(path.name + f'.tmp-{os.getpid()}'), path.with_name(path.name + '.old')
-    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir()
-    write(tmp)
-    for f in tmp.iterdir():
-        with open(f, 'rb') as fh: os.fsync(fh.fileno())
+    tmp, old = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + '.tmp-')), path.with_name(path.name + '.old')
+    try:
+        write(tmp); os.chmod(tmp, 0o777 & ~_umask())
+        for f in tmp.iterdir():
+            with open(f, 'rb') as fh: os.fsync(fh.fileno())
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
     if path.exists():
         shutil.rmtree(old, ignore_errors=True); os.replace(path, old)
     os.replace(tmp, path)
