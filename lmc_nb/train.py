@@ -172,10 +172,26 @@ def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->
 def load_model(path, device='cpu')->tuple:
     "Load a model saved by `save_model`: returns `(model, meta)`."
     path = _resolve(path)
-    meta = json.loads((path / 'config.json').read_text())
+    try: meta = json.loads((path / 'config.json').read_text())
+    except json.JSONDecodeError as e: raise ValueError(f"{path / 'config.json'}: not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get('model'), dict):
+        raise ValueError(f"{path / 'config.json'}: no 'model' entry (the architecture); was it written by save_model?")
+    with torch.device('meta'): skel = build_model(**meta['model'])          # shapes only: nothing allocated yet
+    _check_shapes(path, {k: tuple(v.shape) for k, v in skel.state_dict().items()})
     model = build_model(**meta['model'])
     model.load_state_dict(load_file(str(path / 'model.safetensors'), device=str(device)))
     return model.to(device), meta
+
+def _check_shapes(path:Path, want:dict):
+    "Refuse a config whose tensors differ from the checkpoint's, before allocating them: a config can ask for no more than the file holds."
+    f = path / 'model.safetensors'
+    try:
+        with safe_open(str(f), 'pt') as st: have = {k: tuple(st.get_slice(k).get_shape()) for k in st.keys()}
+    except Exception as e: raise ValueError(f"{f}: not a readable safetensors file ({type(e).__name__}: {e})") from None
+    for k in sorted(set(want) | set(have)):
+        if want.get(k) != have.get(k):
+            raise ValueError(f"{path}: config.json and model.safetensors disagree at {k!r}: the config builds {want.get(k, 'nothing')}, "
+                             f"the file holds {have.get(k, 'nothing')}")
 
 # %% ../nbs/03_train.ipynb #fc6f5652
 class NonFiniteLoss(RuntimeError):
