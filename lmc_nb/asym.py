@@ -82,6 +82,7 @@ class _AsymMixin:
     def extra_repr(self):
         return super().extra_repr() + (f", scheme={self.scheme}, sigma_f={self.sigma_f}" if self.scheme != 'dense' else '')
 
+# %% ../nbs/01_asym.ipynb #e897aeca
 class AsymLinear(_AsymMixin, nn.Linear):
     "`nn.Linear` with effective weight $F + D\\odot W$ (NI eq. 1)."
     def __init__(self, in_features:int, out_features:int, bias:bool=True, scheme:str='dense', sigma_f:float=1.0,
@@ -90,6 +91,7 @@ class AsymLinear(_AsymMixin, nn.Linear):
         self._init_asym(scheme, sigma_f, n_fixed, density, eps, mask_seed)
     def forward(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
 
+# %% ../nbs/01_asym.ipynb #965258ea
 class AsymConv2d(_AsymMixin, nn.Conv2d):
     "`nn.Conv2d` with effective weight $F + D\\odot W$ (NI eq. 1)."
     def __init__(self, in_channels:int, out_channels:int, kernel_size, stride=1, padding=0, bias:bool=True,

@@ -46,8 +46,10 @@ class _Spaces:
 def _untraceable(msg): return ValueError(f"auto_spec: {msg}. Write the spec by hand instead: a `perm_spec()` method "
                                          "returning {group: [(tensor, axis), ...]} (see 02_models), or pass PermSpec(groups)")
 
+# %% ../nbs/06d_autospec.ipynb #23535e23
 def _shape(n): return tuple(n.meta['tensor_meta'].shape) if isinstance(n.meta.get('tensor_meta'), torch.fx.passes.shape_prop.TensorMetadata) else None
 
+# %% ../nbs/06d_autospec.ipynb #9e37ee3c
 def _module_rule(S, mod, name, x, n):
     "Unit space of a leaf module's output, given its input's (axis, space)."
     p = name + '.'

@@ -85,6 +85,7 @@ def bench_train(repeat:int=1, quick:bool=False, n_models:int=8)->list:
     res.append(_bench_bf16(repeat, 256 if quick else 2048))
     return res
 
+# %% ../nbs/12a_bench.ipynb #b94d850d
 def _bench_bf16(repeat:int, width:int)->dict:
     "bf16 autocast training (ours) vs float32 (baseline) of one MLP 784→width×3→10, 20 steps of batch 512."
     n = 512 * 20
@@ -118,6 +119,7 @@ MATCH_MODELS = {  # name → (model config, Fashion-MNIST samples (None: all), e
     'resnet20x4': (dict(arch='resnet20', width=4, in_ch=1, norm='batch'), 10_000, 1, 128),
     'vgg11': (dict(arch='vgg11', width=1, in_ch=1), 10_000, 1, 128)}
 
+# %% ../nbs/12a_bench.ipynb #0a3eaa9b
 def trained_pair(name:str, root=None, progress:bool=True)->tuple:
     "Two models of `MATCH_MODELS[name]` trained from seeds 0 and 1 (cached: resumed or loaded from `data_root(root)/bench_match`)."
     cfg, limit, epochs, bs = MATCH_MODELS[name]
@@ -143,6 +145,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor)->dict:
     return dict(rebasin_s=round(t, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
+# %% ../nbs/12a_bench.ipynb #90339cb7
 def _match_line(name:str, A:nn.Module, B:nn.Module, x:Tensor, repeat:int, tol:float)->dict:
     "One benchmark line: ours against the peer (if installed) and the reference loop."
     spec, sa, sb = PermSpec.of(A), effective_state_dict(A), effective_state_dict(B)
@@ -153,6 +156,7 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x:Tensor, repeat:int, tol:fl
     return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', objective=round(oo, 4),
                        **peer, reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2))
 
+# %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
     "Weight matching: ours vs the `rebasin` package and the reference loop, on random and trained models; a planted permutation recovered."
     mlp = lambda w: dict(arch='mlp', d_in=784, widths=[w] * 3, d_out=10)
@@ -233,6 +237,7 @@ def _swap_loop(V, R, Q, pairs)->list:
         out.append(center + cross + mism)
     return out
 
+# %% ../nbs/12a_bench.ipynb #0f375bfc
 def bench_costs(repeat:int=3, quick:bool=False)->list:
     "All swap costs of a layer (NI Lem. C.8), vectorised vs a per-pair loop."
     from lmc_nb.costs import input_subspace, geometry, swap_costs, cost_matrix, min_reassignment
@@ -286,11 +291,13 @@ else:
 print((hwm() - base) / 2 ** 20)
 '''
 
+# %% ../nbs/12a_bench.ipynb #2cc2a947
 def _peak_growth_mib(n:int, mode:str)->float:
     "Peak resident-set growth (MiB) of `_MEM_PROBE` in a fresh process."
     import subprocess, sys
     return float(subprocess.run([sys.executable, '-c', _MEM_PROBE, str(n), mode], capture_output=True, text=True, check=True).stdout)
 
+# %% ../nbs/12a_bench.ipynb #504590dc
 def bench_memory(repeat:int=1, quick:bool=False)->list:
     "Peak memory of LEWC's streaming diagnostics vs keeping the features, and its growth with the data."
     n = 4000 if quick else 16_000                      # a quarter of n is still >= the batch size (1000)

@@ -106,6 +106,7 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     if not (lo > 0 if paper_diff > 0 else hi < 0): return d, [lo, hi], 'departs', rule
     return d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule
 
+# %% ../nbs/13_claims.ipynb #cf6cfbb5
 def bound_verdict(values:list, # independent measurements
                   bound:float, # the theorem's upper bound
                  )->tuple: # (mean, ci, verdict, rule)

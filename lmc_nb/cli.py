@@ -24,8 +24,10 @@ bs (256), lr (0.001), wd (0.01), mask_seed (0), seed (0). Keys starting with _ a
   seed: [0, 1, 2, 3]
 Examples that reproduce paper figures at small scale ship in the repository's examples/ folder."""
 
+# %% ../nbs/12b_cli.ipynb #47096ae0
 def _list(s): return [x.strip() for x in s.split(',') if x.strip()]
 
+# %% ../nbs/12b_cli.ipynb #396032cb
 def _positive(kind):
     "An argparse type: a number of `kind` that must be > 0 (so `--width 0` or `8.7` for an int is refused)."
     def conv(s):
@@ -36,6 +38,7 @@ def _positive(kind):
     conv.__name__ = f'positive {kind.__name__}'
     return conv
 
+# %% ../nbs/12b_cli.ipynb #8b137b95
 class _Help(argparse.RawDescriptionHelpFormatter):
     "Shows every option's default, unless its help already names it or it is a flag."
     def __init__(self, prog): super().__init__(prog, width=110, max_help_position=28)
@@ -44,6 +47,7 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         if 'default' in h or action.default is None or isinstance(action.default, bool) or action.default == argparse.SUPPRESS: return h
         return h + ' (default: %(default)s)'
 
+# %% ../nbs/12b_cli.ipynb #f75e85d4
 def _sub(sub, name, help, epilog=None):
     return sub.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=_Help)
 
@@ -148,6 +152,7 @@ def _run(a)->int:
     run_benches(a.names, quick=a.quick)
     return 0
 
+# %% ../nbs/12b_cli.ipynb #d52de821
 def main(argv=None)->int:
     "Entry point of the `lmc` command."
     a = _parser().parse_args(argv)          # --help / --version return here, before torch is imported

@@ -32,10 +32,12 @@ def _layer(model:nn.Module, name:str)->nn.Module:
     if not isinstance(layer, (nn.Linear, nn.Conv2d)): raise ValueError(f"{name!r} is a {type(layer).__name__}, not a linear or conv layer")
     return layer
 
+# %% ../nbs/08_costs.ipynb #eaa4f5e3
 def linear_layers(model:nn.Module)->list:
     "Names of the model's linear and convolutional layers, in order."
     return [n for n, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Conv2d))]
 
+# %% ../nbs/08_costs.ipynb #a48496e2
 def _rows(layer:nn.Module, x:Tensor)->Tensor:
     "The layer's input as (samples, fan-in): patches for a convolution."
     if isinstance(layer, nn.Conv2d):
@@ -44,6 +46,7 @@ def _rows(layer:nn.Module, x:Tensor)->Tensor:
         return p.transpose(1, 2).reshape(-1, p.shape[1])
     return x.reshape(-1, x.shape[-1])
 
+# %% ../nbs/08_costs.ipynb #cc0c18ee
 @torch.no_grad()
 def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
                   data:Data, # inputs (labels unused)
@@ -89,10 +92,12 @@ class Subspace:
     def coherence(self)->float: return coherence(self.U)
     def __repr__(self): return f"Subspace(d={self.U.shape[0]}, k={self.k}, explained={self.explained:.3f}, tail={self.tail:.3g}, coherence={self.coherence:.3f})"
 
+# %% ../nbs/08_costs.ipynb #c4195c31
 def coherence(U:Tensor)->float:
     "Subspace coherence ν(U) = max_ℓ (UUᵀ)_ℓℓ ∈ [k/d, 1] (NI eq. 6): the largest leverage score of an ambient coordinate."
     return float((U.double() ** 2).sum(1).max())
 
+# %% ../nbs/08_costs.ipynb #aafaff78
 def input_subspace(Sigma:Tensor, # (d, d) uncentred second moment (e.g. from `input_moments`)
                    level:float=0.9, # smallest k explaining this fraction of tr Σ (NI G.7: 0.9)
                    k:int=None, # or a fixed dimension
@@ -159,6 +164,7 @@ def layer_parts(layer:nn.Module, # an `AsymLinear` / `AsymConv2d` or a plain `nn
                                                               (W, layer.bias.detach().double())))
     return F, D, W
 
+# %% ../nbs/08_costs.ipynb #81a76078
 @dataclass
 class Geometry:
     "NI §3 coordinates of one layer on an input subspace."
@@ -175,6 +181,7 @@ class Geometry:
     @property
     def mu_D(self)->float: "Mean of the Gram spectra, μ_D ≈ mean of d²."; return float(torch.diagonal(self.S, dim1=1, dim2=2).mean())
 
+# %% ../nbs/08_costs.ipynb #b3fefc9b
 def geometry(layer:nn.Module, # the layer (see `layer_parts`)
              sub:Subspace, # its input subspace (`input_subspace`), of dimension fan_in (+1 with bias)
              bias:bool=True,
@@ -204,11 +211,13 @@ def _pinv_sym(S:Tensor, rtol:float=1e-10)->tuple:
     N = None if bool(keep.all()) else (vec * (~keep).to(vec.dtype).unsqueeze(-2)) @ vec.transpose(-1, -2)
     return Q, N
 
+# %% ../nbs/08_costs.ipynb #28bb91d7
 def _diff_qf(Q:Tensor, A:Tensor, V:Tensor)->Tensor:
     "C[i, j] = (a_j − v_i)ᵀ Q_i (a_j − v_i) = a_jᵀQ_ia_j − 2 (Q_iv_i)ᵀa_j + v_iᵀQ_iv_i for all (i, j)."
     QV = (Q @ V[..., None])[..., 0]
     return _pair_qf(Q, A) - 2 * QV @ A.T + (V * QV).sum(-1)[:, None]
 
+# %% ../nbs/08_costs.ipynb #0236404c
 def metric(geo:Geometry, beta:float=None, L:float=1.0)->tuple:
     "Per-neuron metric Q_i: S_i^† (beta=None, NI eq. 5) or the ridge surrogate's (Thm. E.4); and the kernel projectors N_i (or None)."
     if beta is None: return _pinv_sym(geo.S)
@@ -220,11 +229,13 @@ def metric(geo:Geometry, beta:float=None, L:float=1.0)->tuple:
     Q = lam[:, None] * torch.linalg.solve(I + alpha * K, alpha * I.expand_as(K)) * lam[None, :]
     return (Q + Q.transpose(-1, -2)) / 2, None
 
+# %% ../nbs/08_costs.ipynb #d6f7d531
 def realization_costs(geo:Geometry)->Tensor:
     "Squared realization cost ‖r_i‖²_{S_i^†} of each neuron's own feature (NI eq. 5): (m,)."
     Q, _ = metric(geo)
     return ((Q @ geo.R[..., None])[..., 0] * geo.R).sum(-1)
 
+# %% ../nbs/08_costs.ipynb #78a13006
 def cost_matrix(geo:Geometry, # from `geometry`
                 beta:float=None, # None: hard cost (NI eq. 5); > 0: ridge surrogate (NI Thm. E.4)
                 L:float=1.0, # Lipschitz constant of the activation (surrogate only)
@@ -342,6 +353,7 @@ def reindexed_geometry(layer:nn.Module, sub:Subspace, # the layer and its input 
     St = _unpack((D * D) @ _packed_outer(Ut, Ut, sym_weights=False), sub.k)
     return Geometry(Vt, geo.A - Vt, St, Subspace(Ut, sub.eig, sub.level), F, geo.bias)
 
+# %% ../nbs/08_costs.ipynb #0e9c51c5
 def sensitivity(layer:nn.Module, sub:Subspace, # the layer and its input subspace
                 pi=None, # (m,) neuron i takes neuron pi[i]'s feature; default identity
                 tau=None, # (d,) input permutation (see `reindexed_geometry`); default identity
@@ -375,11 +387,13 @@ def _ridge_system(X:Tensor, Fi:Tensor, Di:Tensor, si:Tensor, ti:Tensor, target:T
     H.diagonal(dim1=1, dim2=2).add_(2.)
     return J, g, H
 
+# %% ../nbs/08_costs.ipynb #23169db8
 def _newton_step(g:Tensor, H:Tensor)->tuple:
     "The (Gauss–)Newton step H⁻¹g and the decrement gᵀH⁻¹g/2 of every pair (H ⪰ 2I here, so Cholesky always applies)."
     step = torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]
     return step, (g * step).sum(1) / 2
 
+# %% ../nbs/08_costs.ipynb #7987a431
 def ridge_costs(layer:nn.Module, # the layer
                 X:Tensor, # (n, fan_in) its inputs (e.g. `layer_inputs`); the expectation in Def. E.3 is over these rows
                 pairs, # (P, 2) pairs (i, j): neuron i realizes neuron j's feature
@@ -441,6 +455,7 @@ def ridge_costs(layer:nn.Module, # the layer
         out.append(J)
     return torch.cat(out) if out else torch.zeros(0, dtype=torch.float64)
 
+# %% ../nbs/08_costs.ipynb #df61093d
 def _ridge_adamw(X, Fi, Di, si, ti, target, w, act, beta, steps, lr, tol, progress)->Tensor:
     "NI G.7's optimiser (AdamW, no weight decay; cosine-decayed here), kept for comparison; warns when the end point is not stationary."
     w = w.requires_grad_(True)
@@ -461,6 +476,7 @@ def _ridge_adamw(X, Fi, Di, si, ti, target, w, act, beta, steps, lr, tol, progre
                       f"Newton decrement {float((dec / J.clamp_min(1e-300)).max()):.1e}); use method='newton'", RuntimeWarning)
     return J
 
+# %% ../nbs/08_costs.ipynb #38e6fe71
 @torch.no_grad()
 def layer_inputs(model:nn.Module, data:Data, layer:str, max_samples:int=2048, bs:int=512)->Tensor:
     "The inputs of `layer` (rows as in `input_moments`) on the first `max_samples` samples of `data`."
@@ -498,6 +514,7 @@ def chord_deviation(WA:Tensor, WB:Tensor, # (m, d) effective weights of the two 
         tot += (xi ** 2).sum((1, 2)); n += len(x)
     return (tot / n).sqrt()
 
+# %% ../nbs/08_costs.ipynb #89b480e9
 @torch.no_grad()
 def network_chord_deviation(A:nn.Module, B:nn.Module, data:Data, lams=11, bs:int=2048)->Tensor:
     "‖ξ_f(λ)‖_{L²} of the outputs of two models along their linear path (NI Prop. D.3), streamed over `data`."
@@ -510,6 +527,7 @@ def network_chord_deviation(A:nn.Module, B:nn.Module, data:Data, lams=11, bs:int
         tot += ((out[2:] - chord) ** 2).sum((1, 2)); n += out.shape[1]
     return (tot / n).sqrt()
 
+# %% ../nbs/08_costs.ipynb #3e4badd2
 def chord_bounds(F:Tensor, R_A:Tensor, R_B:Tensor, # (m, d) fixed part and trainable parts d ⊙ w of both endpoints
                  Sigma:Tensor, # (d, d) input second moment (covariance of x ~ N(0, Σ))
                  L_eta:float=None, # sup |η''| for Thm. D.2 (GELU: 2φ(0) ≈ 0.798)
@@ -547,6 +565,7 @@ class LayerCosts:
                     min_reassignment=self.reassign['value'], identity_optimal=self.reassign['identity_optimal'],
                     gamma_out=self.gamma_out['gamma'], gamma_in=self.gamma_in['gamma'])
 
+# %% ../nbs/08_costs.ipynb #123832e8
 def layer_costs(model:nn.Module, data:Data, # a trained model and the data its layers see
                 layers:list=None, # linear / conv layer names (default: all but the output layer)
                 level:float=0.9, k:int=None, # subspace: variance level (NI G.7) or fixed dimension
@@ -567,6 +586,7 @@ def layer_costs(model:nn.Module, data:Data, # a trained model and the data its l
                                min_reassignment(cost_matrix(geo)) if reassignment else None, gamma_out(geo), gamma_in(geo))
     return out
 
+# %% ../nbs/08_costs.ipynb #9326c295
 @torch.no_grad()
 def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=False, bs:int=512, max_samples:int=None)->dict:
     "Subspace coherence ν(U) of every linear / conv layer's input and of the model's output (NI H.5)."

@@ -28,6 +28,7 @@ class Data:
     def __getitem__(self, idx): return Data(self.X[idx], self.y[idx])
     def to(self, device): return Data(self.X.to(device), self.y.to(device))
 
+# %% ../nbs/00_data.ipynb #e470fe51
 @dataclass
 class Splits:
     "Train / validation / test `Data` plus metadata (name, n_classes, input shape, normalisation)."
@@ -116,6 +117,7 @@ def _orthogonal(n:int, gen:torch.Generator, m:int=None)->Tensor:
     q, r = torch.linalg.qr(torch.randn(n, m or n, generator=gen, dtype=torch.float64))
     return q * torch.sign(torch.diagonal(r))
 
+# %% ../nbs/00_data.ipynb #46b3cd9f
 def gmm_params(d:int=128, # ambient dimension
                k:int=8, # intrinsic dimension
                n_classes:int=5, # number of mixture components
@@ -133,6 +135,7 @@ def gmm_params(d:int=128, # ambient dimension
     P = _orthogonal(d, g, k)
     return dict(mu=mu, Q=Q, s=s, P=P)
 
+# %% ../nbs/00_data.ipynb #fa6e13f1
 def gaussian_mixture(n:int=50_000, # number of samples
                      d:int=128, k:int=8, n_classes:int=5, sep:float=1.0, s_min:float=0.25,
                      seed:int=0, # seeds the mixture's parameters and the samples
@@ -168,6 +171,7 @@ def coherence_frame(t:int, # number of ambient copies of each latent coordinate,
         U[pi[2 * r + 1]] = torch.tensor([-s, c], dtype=torch.float64) / math.sqrt(t)
     return U
 
+# %% ../nbs/00_data.ipynb #9d183401
 def coherence_data(n:int, # number of samples
                    U:Tensor, # (d, 2) embedding frame
                    seed:int=0, # sample seed
@@ -205,6 +209,7 @@ _HOW_TO_GET = {
     'cifar10': "pass download=True (`lmc report --download`) on a machine with a network, or unpack cifar-10-python.tar.gz into {root}/",
 }
 
+# %% ../nbs/00_data.ipynb #f247a120
 def _find_idx(name:str, root:Path)->list:
     "Paths of the four IDX files of an MNIST-family set under `root` (or Debian's folder), or None."
     dirs = [root / _IDX_FOLDER[name] / 'raw'] + ([DEBIAN_FMNIST] if name == 'fashion-mnist' else [])
@@ -214,6 +219,7 @@ def _find_idx(name:str, root:Path)->list:
             if all(p.exists() for p in ps): return ps
     return None
 
+# %% ../nbs/00_data.ipynb #fda9264e
 def _torchvision_pair(name:str, root:Path, download:bool)->tuple:
     "Train and test parts of a torchvision data set as uint8 tensors (N, C, H, W) and int64 labels."
     how = _HOW_TO_GET[name].format(root=root)
@@ -230,6 +236,7 @@ def _torchvision_pair(name:str, root:Path, download:bool)->tuple:
         return X.contiguous(), torch.as_tensor(ds.targets, dtype=torch.long)
     return tensors(parts[0]), tensors(parts[1])
 
+# %% ../nbs/00_data.ipynb #8453c1af
 def _image_pair(name:str, root:Path, download:bool)->tuple:
     "IDX files read directly where present (no torchvision); torchvision otherwise."
     ps = _find_idx(name, root) if name in _IDX_FOLDER else None
@@ -259,6 +266,7 @@ def image_data(name:str, # 'fashion-mnist', 'mnist' or 'cifar10'
 # %% ../nbs/00_data.ipynb #2fef7446
 DATASETS = ('gmm', 'coherence', 'fashion-mnist', 'mnist', 'cifar10')
 
+# %% ../nbs/00_data.ipynb #f11a7201
 def load_data(name:str, # one of `DATASETS`
               seed:int=0, # data seed (synthetic sets) and split seed
               root=None, download:bool=False, limit:int=None, # image data sets

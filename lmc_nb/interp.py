@@ -95,10 +95,12 @@ def _class_major(logits:Tensor)->Tensor:
     "(..., n, C) logits as a contiguous (C, ..., n) tensor: reductions over classes then run along contiguous rows."
     return logits.movedim(-1, 0).contiguous()
 
+# %% ../nbs/05_interp.ipynb #31c6924a
 def _target(zc:Tensor, y:Tensor)->Tensor:
     "The target logits z_{i, y_i} of class-major logits (C, ..., n): shape (..., n)."
     return zc.gather(0, y.expand(1, *zc.shape[1:]))[0]
 
+# %% ../nbs/05_interp.ipynb #370ec8d3
 def fit_temperature(logits:Tensor, # (..., n, C) logits; leading axes are fitted independently
                     y:Tensor, # (n,) labels
                     lo:float=1e-3, hi:float=1e3, iters:int=48,
@@ -120,6 +122,7 @@ def fit_temperature(logits:Tensor, # (..., n, C) logits; leading axes are fitted
                       "meaningful there; fit on more samples", RuntimeWarning)
     return ((a + b) / 2).exp().float()
 
+# %% ../nbs/05_interp.ipynb #88591b1b
 def ce_acc(logits:Tensor, # (L, n, C) logits of L models
            y:Tensor, # (n,) labels
           )->tuple: # mean cross-entropy (L,) and accuracy (L,), in float64
@@ -200,6 +203,7 @@ def _mlp_fast_ok(skel)->bool:
     "The hand-fused pass computes exactly `MLP.forward`: only for that class itself (a subclass may have its own forward)."
     return type(skel) is MLP and all(isinstance(n, (nn.LayerNorm, nn.Identity)) for n in skel.norms)
 
+# %% ../nbs/05_interp.ipynb #9989db23
 def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
     "(L, n, d_out) outputs of the library's MLP for all λ: first layer once, centering folded into the weights."
     L, nl = len(lams), len(skel.layers)
@@ -231,6 +235,7 @@ def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
         outs.append(z if nl > 1 else z.transpose(1, 2))
     return torch.cat(outs, 2).transpose(1, 2)               # (L, n, C) view of class-major logits
 
+# %% ../nbs/05_interp.ipynb #03a3f6f3
 def _naive_outputs(skel, sa, sb, lams, X, bs, bn_data=None):
     "(L, n, ...) outputs, one model per λ (batch-norm statistics re-estimated on `bn_data` if given)."
     outs = []
@@ -263,6 +268,7 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
     if method == 'naive' or bn: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None)
     return (_mlp_outputs if _mlp_fast_ok(skel) else _vmap_outputs)(skel, sa, sb, lams, X, bs or _eval_batch_size(sa, len(lams)))
 
+# %% ../nbs/05_interp.ipynb #6a21182e
 @torch.no_grad()
 def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
               data:Data, # evaluation set

@@ -33,10 +33,12 @@ def gaussian_relu_cosine_mc(d:int, n:int=1000, seed:int=0)->Tensor:
 # %% ../nbs/09_lewc.ipynb #d30b4451
 _ACTS = (nn.ReLU, nn.GELU, nn.LeakyReLU, nn.SiLU, nn.ELU, nn.Tanh, nn.Sigmoid, SigmaAsym)
 
+# %% ../nbs/09_lewc.ipynb #56aa7a19
 def activation_modules(model:nn.Module)->list:
     "Names of the model's activation modules in definition (= forward, for the library's models) order."
     return [n for n, m in model.named_modules() if isinstance(m, _ACTS)]
 
+# %% ../nbs/09_lewc.ipynb #16f63bff
 def _merged(A, B, lam, bn_data):
     m = merged_model(A, B, lam)
     if has_batchnorm(m):
@@ -44,13 +46,17 @@ def _merged(A, B, lam, bn_data):
         reset_bn(m, bn_data)
     return m.eval()
 
+# %% ../nbs/09_lewc.ipynb #24018ddd
 def _weight_op(layer:nn.Module):
     "x ↦ W_eff x of a linear / conv layer, without its bias."
     W = layer.effective_weight() if hasattr(layer, 'effective_weight') else layer.weight
     if isinstance(layer, nn.Conv2d): return lambda x: Fn.conv2d(x, W, None, layer.stride, layer.padding, layer.dilation, layer.groups)
     return lambda x: Fn.linear(x, W)
 
+# %% ../nbs/09_lewc.ipynb #46aba3d6
 def _flat(t:Tensor)->Tensor: return t.reshape(len(t), -1).double()
+
+# %% ../nbs/09_lewc.ipynb #298ab893
 def _cos(x:Tensor, y:Tensor)->Tensor:
     "Per-sample cosine; two zero vectors are equal (cosine 1), one zero vector gives 0."
     x, y = _flat(x), _flat(y)
@@ -71,6 +77,7 @@ class LEWCDiagnostics:
     def to_dict(self)->dict:
         return {k: (v.tolist() if isinstance(v, Tensor) else v) for k, v in asdict(self).items()}
 
+# %% ../nbs/09_lewc.ipynb #4e95d2da
 @torch.no_grad()
 def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one architecture
                      data:Data, # evaluation inputs (LEWC: the test set)

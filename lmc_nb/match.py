@@ -31,6 +31,7 @@ def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:i
         out[g] = C
     return out
 
+# %% ../nbs/06a_match.ipynb #d3403fbb
 def activation_matching(A:nn.Module, B:nn.Module, # two models of one architecture
                         data:Data, # inputs to compute feature correlations on
                         bs:int=512, max_samples:int=None,
@@ -39,6 +40,7 @@ def activation_matching(A:nn.Module, B:nn.Module, # two models of one architectu
     check_compatible(A, B, effective=True)
     return {g: hungarian(C) for g, C in _group_scores(A, B, data, bs, max_samples).items()}
 
+# %% ../nbs/06a_match.ipynb #4da119d6
 def align_activations(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
     "`B` permuted by activation matching onto `A` (a dense model computing B's function)."
     return permute_model(B, activation_matching(A, B, data, **kwargs))

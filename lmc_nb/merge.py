@@ -49,6 +49,7 @@ def unit_moments(model:nn.Module, points:list, data:Data, bs:int=500, max_sample
     model.train(was)
     return {p: (s1 / n, (s2 / n - (s1 / n) ** 2).clamp_min(0).sqrt()) for p, (n, s1, s2) in sums.items()}
 
+# %% ../nbs/06b_merge.ipynb #bf0fc0ce
 @torch.no_grad()
 def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6)->nn.Module:
     "REPAIR (Jordan et al. 2023): fold per-unit corrections into `merged` so each repair point's moments interpolate A's and B's."
@@ -74,14 +75,17 @@ def _mean_sd(sds:list)->dict:
     "Elementwise mean of state dicts (integer buffers from the first)."
     return {k: torch.stack([sd[k] for sd in sds]).mean(0) if sds[0][k].is_floating_point() else sds[0][k] for k in sds[0]}
 
+# %% ../nbs/06b_merge.ipynb #f78105d2
 def _from_sd(like:nn.Module, sd:dict)->nn.Module:
     out = dense_twin(like); out.load_state_dict(sd)
     return out.eval()
 
+# %% ../nbs/06b_merge.ipynb #060eafb2
 def _average(models:list)->nn.Module:
     "The model whose effective weights are the mean of `models`'."
     return _from_sd(models[0], _mean_sd([effective_state_dict(m) for m in models]))
 
+# %% ../nbs/06b_merge.ipynb #eb073ea0
 def merge_models(models:list, # models of one architecture
                  method:str='weight', # 'weight' or 'activation' matching onto the first model
                  data:Data=None, # activation matching data; also batch-norm reset if the models have batch norm
@@ -96,6 +100,7 @@ def merge_models(models:list, # models of one architecture
     if has_batchnorm(out) and data is not None: reset_bn(out, data)
     return out
 
+# %% ../nbs/06b_merge.ipynb #083cc5c7
 def merge_many(models:list, max_iter:int=20, seed:int=0, data:Data=None)->nn.Module:
     "MergeMany (Ainsworth et al. 2023): align each model to the mean of the others, repeatedly, then average."
     if len(models) < 2: raise ValueError("merge_many: need at least two models")

@@ -23,6 +23,7 @@ def layer_seed(mask_seed:int, i:int)->int:
 ACTS = ('relu', 'gelu', 'sigma-asym', 'linear')
 NORMS = ('layer', 'batch', 'group', 'none')
 
+# %% ../nbs/02_models.ipynb #18a6e3db
 def _act(name:str, width:int, seed:int)->nn.Module:
     if name == 'relu': return nn.ReLU()
     if name == 'gelu': return nn.GELU()
@@ -30,10 +31,12 @@ def _act(name:str, width:int, seed:int)->nn.Module:
     if name == 'linear': return nn.Identity()
     raise ValueError(f"unknown activation {name!r}; choose one of {list(ACTS)}")
 
+# %% ../nbs/02_models.ipynb #92e51c00
 class ChannelLayerNorm(nn.LayerNorm):
     "LayerNorm over the channels of a (N, C, H, W) map, at every pixel."
     def forward(self, x): return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
 
+# %% ../nbs/02_models.ipynb #23c82ce4
 def _norm(name:str, width:int, conv:bool, groups:int=1)->nn.Module:
     if name == 'none': return nn.Identity()
     if name == 'layer': return ChannelLayerNorm(width) if conv else nn.LayerNorm(width)
@@ -127,6 +130,7 @@ class _ConvMaker:
         nf = self.n_fixed.get(key) if self.kw['scheme'] == 'wasym' else None
         return AsymConv2d(cin, cout, k, stride, k // 2, self.bias, n_fixed=nf, mask_seed=self.seed(), **self.kw)
 
+# %% ../nbs/02_models.ipynb #734b580d
 class ResNet20(nn.Module):
     "ResNet-20 for 32×32 images with width multiplier `width`, built from asymmetric convolutions."
     def __init__(self, width:float=1, # channel multiplier: 16w, 32w, 64w channels
@@ -182,6 +186,7 @@ class ResNet20(nn.Module):
 # %% ../nbs/02_models.ipynb #fea03e12
 VGG11_CFG = (64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M')
 
+# %% ../nbs/02_models.ipynb #2cda1065
 class VGG11(nn.Module):
     "VGG-11 (batch norm by default) built from asymmetric convolutions."
     def __init__(self, width:float=1, n_classes:int=10, in_ch:int=3, norm:str='batch', act:str='relu',

@@ -149,12 +149,14 @@ def hungarian(S:Tensor, guess:Tensor=None)->Tensor:
     col[~live] = np.setdiff1d(np.arange(len(S)), col[rows])                              # the constant rows the others, in order
     return torch.as_tensor(col, dtype=torch.long)
 
+# %% ../nbs/06_perm.ipynb #bbab3a89
 def _reduce(S:np.ndarray, p:np.ndarray, passes:int=3)->np.ndarray:
     "S − u_i − v_j, which has the same optimal permutations, with u, v from `passes` Bellman–Ford rounds towards making p optimal."
     own = S[np.arange(len(S)), p]; v = np.zeros(len(S))
     for _ in range(passes): v = np.maximum(v, (S - (own - v[p])[:, None]).max(0))
     return S - (own - v[p])[:, None] - v
 
+# %% ../nbs/06_perm.ipynb #79dce669
 def sinkhorn(S:Tensor, # (..., n, n) scores
              tau:float=1.0, # temperature: smaller is closer to a permutation
              iters:int=1000, tol:float=1e-6, # stop when every row and column sum is within tol of 1
@@ -181,12 +183,14 @@ def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
     if e.view is not None: w = np.moveaxis(w.reshape(*e.view, *w.shape[1:]), e.sub, 0)
     return w.reshape(w.shape[0], -1)
 
+# %% ../nbs/06_perm.ipynb #9e93ece6
 def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
     "numpy `Axis.permute`."
     if e.view is None: return np.take(w, p, axis=e.axis)
     u = np.moveaxis(w, e.axis, 0); shp = u.shape
     return np.moveaxis(np.take(u.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp), 0, e.axis)
 
+# %% ../nbs/06_perm.ipynb #0a8f5a66
 def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
     "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
     A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
@@ -219,6 +223,7 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
     if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
     return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * mx, 0)
 
+# %% ../nbs/06_perm.ipynb #5fc13c26
 class _Scores:
     "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
     def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype):
@@ -259,6 +264,7 @@ def _greedy(m:_Scores):
         g = max((h for h in m.sizes if h not in known), key=determined)
         m.assign(g, hungarian(m.score(g, known)).to(m.dev)); known.add(g)
 
+# %% ../nbs/06_perm.ipynb #a60bcd6a
 def _runs(order:list, tensors:dict)->list:
     "`order` cut into runs of consecutive groups that share no tensor (so their solves cannot affect each other)."
     runs = []
@@ -267,6 +273,7 @@ def _runs(order:list, tensors:dict)->list:
         else: runs.append([g])
     return runs
 
+# %% ../nbs/06_perm.ipynb #b802d562
 def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bool:
     "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
     gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
@@ -291,10 +298,12 @@ def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
     "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
     return sum(float((sa[k].double() * sb[k].double()).sum()) for k in spec.by_tensor())
 
+# %% ../nbs/06_perm.ipynb #09041515
 def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32)->dict:
     "The greedy starting permutations of `weight_matching(init='greedy')`."
     m = _Scores(spec, sa, sb, dtype); _greedy(m); return m.perms
 
+# %% ../nbs/06_perm.ipynb #4ef512c9
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
                     dtype=torch.float32, # precision of the score matrices

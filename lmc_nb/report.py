@@ -26,10 +26,12 @@ __all__ = ['LABEL_PREFIX', 'model_label', 'ReportConfig', 'model_config', 'data_
 # %% ../nbs/12_report.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
 
+# %% ../nbs/12_report.ipynb #7d1565c8
 def model_label(arch:str, scheme:str)->str:
     "Short label of a model: `mlp`, `wmlp`, `syre-mlp`, `resnet20`, `wresnet20`, …"
     return LABEL_PREFIX[scheme] + arch
 
+# %% ../nbs/12_report.ipynb #de67b5dc
 @dataclass
 class ReportConfig:
     "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
@@ -142,6 +144,7 @@ def _stats(xs)->tuple:
     st = mean_ci(xs)
     return st['mean'], st['std'], (None if st['ci_low'] is None else [st['ci_low'], st['ci_high']])
 
+# %% ../nbs/12_report.ipynb #d75932d3
 def check_out(cfg:ReportConfig):
     "Refuse, before any training, an output folder that is a file, or that already holds a report (unless `force`)."
     out = Path(cfg.out)
@@ -151,6 +154,7 @@ def check_out(cfg:ReportConfig):
     if cfg.from_dir and Path(cfg.from_dir).resolve() == out.resolve() and not cfg.force:
         raise FileExistsError(f"--out {out} is the folder the models are loaded from; choose another --out")
 
+# %% ../nbs/12_report.ipynb #1369e195
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
     cfg = cfg or ReportConfig()

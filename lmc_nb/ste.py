@@ -24,6 +24,7 @@ def _mid_loss(skel, sa, sb_perm, data:Data, kind:str, bs:int=1000)->float:
     tot = sum(float(_loss(functional_call(skel, mid, (xb,)), yb, kind, 'sum')) for xb, yb in Loader(data, bs))
     return tot / len(data)
 
+# %% ../nbs/06c_ste.ipynb #1a4e2130
 def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architecture
                  data:Data, # training data for the midpoint loss
                  epochs:int=1, lr:float=1e-3, bs:int=256, # optimisation of the proxy
@@ -58,6 +59,7 @@ def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architect
                 if cand < best[0]: best = (cand, perms)
     return best[1], best[0]
 
+# %% ../nbs/06c_ste.ipynb #e2bb2d4a
 def align_ste(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
     "`B` permuted by learned (straight-through) matching onto `A` (a dense model computing B's function)."
     return permute_model(B, ste_matching(A, B, data, **kwargs)[0])

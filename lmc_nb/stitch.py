@@ -25,11 +25,13 @@ __all__ = ['ACTIVATIONS', 'SPLITS', 'phi', 'in_group', 'sample_group', 'gelu_hom
 ACTIVATIONS = {'relu': torch.relu, 'leaky_relu': lambda x: Fn.leaky_relu(x, 0.01), 'gelu': Fn.gelu, 'sigmoid': torch.sigmoid,
                'rbf': lambda x: torch.exp(-x * x / 2) / math.sqrt(2 * math.pi), 'cube': lambda x: x ** 3}
 
+# %% ../nbs/11_stitch.ipynb #55743286
 def _act(sigma): 
     if callable(sigma): return sigma
     if sigma not in ACTIVATIONS: raise ValueError(f"unknown activation {sigma!r}; choose one of {list(ACTIVATIONS)} or pass a callable")
     return ACTIVATIONS[sigma]
 
+# %% ../nbs/11_stitch.ipynb #db9b427a
 def phi(sigma, A:Tensor)->Tensor:
     "φ_σ(A) = σ(A) σ(I)⁻¹ (IG Lemma 3.1); refuses σ whose σ(I) is singular (Lemma E.7)."
     s = _act(sigma); A = torch.as_tensor(A, dtype=torch.float64)
@@ -39,6 +41,7 @@ def phi(sigma, A:Tensor)->Tensor:
         raise ValueError(f"phi: σ(I) is singular for n = {n} (σ(1) = {s1:.4g}, σ(0) = {s0:.4g}; IG Lemma E.7)")
     return s(A) @ torch.linalg.inv(s(torch.eye(n, dtype=torch.float64)))
 
+# %% ../nbs/11_stitch.ipynb #03838613
 def in_group(sigma, A:Tensor, n_samples:int=512, tol:float=1e-8, seed:int=0)->bool:
     "Does σ(A x) = φ_σ(A) σ(x) hold (relative error ≤ tol) on random Gaussian inputs, i.e. is A ∈ G_σ?"
     s = _act(sigma); A = torch.as_tensor(A, dtype=torch.float64)
@@ -46,6 +49,7 @@ def in_group(sigma, A:Tensor, n_samples:int=512, tol:float=1e-8, seed:int=0)->bo
     lhs, rhs = s(x @ A.T), s(x) @ phi(sigma, A).T
     return bool((lhs - rhs).abs().max() <= tol * (1 + lhs.abs().max()))
 
+# %% ../nbs/11_stitch.ipynb #4021afec
 def sample_group(sigma:str, n:int, seed:int=0)->Tensor:
     "A random element of G_σ (the table above) for a named activation."
     g = torch.Generator().manual_seed(seed)
@@ -81,10 +85,12 @@ def birkhoff_project(P:Tensor, T:int=16)->Tensor:
         A = A / A.sum(1, keepdim=True)
     return A
 
+# %% ../nbs/11_stitch.ipynb #6aef6ebb
 def soft_sort(s:Tensor, tau:float)->Tensor:
     "SoftSort(s, τ) = softmax over rows of −(sort(s) 1ᵀ − 1 sᵀ)/τ (Prillo & Eisenschlos 2020; IG D.2.2)."
     return torch.softmax(-(s.sort(descending=True).values[:, None] - s[None, :]).abs() / tau, -1)
 
+# %% ../nbs/11_stitch.ipynb #0c095a7b
 class Stitch(nn.Module):
     "A stitching layer on C channels: kind 'full', 'rank', 'grelu' or 'softsort' (applied to dim 1 of the features)."
     def __init__(self, C:int, kind:str='grelu', rank:int=None, tau:float=None, seed:int=0, C_out:int=None):
@@ -148,12 +154,14 @@ def _mlp_split(m, l):
         return m.layers[L](h)
     return head, tail, m.layers[l].out_features
 
+# %% ../nbs/11_stitch.ipynb #c4f1a731
 def _myrtle_split(m, l):
     def tail(h):
         for b in m.blocks[l + 1:]: h = b(h)
         return m.head(h.amax((2, 3))) * 0.125
     return (lambda x: m.features(x, l)), tail, m.channels(l)
 
+# %% ../nbs/11_stitch.ipynb #ad1755f5
 def _resnet_split(m, l):
     "Point l: the residual stream after the stem (l = 0) or after block l − 1 — between residual blocks (IG D.3)."
     def head(x):
@@ -165,7 +173,6 @@ def _resnet_split(m, l):
         return m.head(h.mean((2, 3)))
     return head, tail, (m.conv1 if l == 0 else m.blocks[l - 1].conv2).out_channels
 
-
 # %% ../nbs/11_stitch.ipynb #16ed86d7
 def _vgg_split(m, l):
     def run(x, js):
@@ -175,6 +182,7 @@ def _vgg_split(m, l):
         return x
     return (lambda x: run(x, range(l + 1))), (lambda h: m.head(run(h, range(l + 1, len(m.convs))).mean((2, 3)))), m.convs[l].out_channels
 
+# %% ../nbs/11_stitch.ipynb #99005e12
 def _vit_split(m, l):
     "Point l: the residual stream after block l − 1 (l = 0: the embedded tokens), as (batch, dim, tokens) so the channels are dim 1."
     def head(x):
@@ -191,17 +199,18 @@ SPLITS = {MLP: (lambda m: len(m.norms), _mlp_split), MyrtleCNN: (lambda m: m.n_l
           ResNet20: (lambda m: len(m.blocks) + 1, _resnet_split), VGG11: (lambda m: len(m.convs), _vgg_split),
           ViT: (lambda m: len(m.blocks) + 1, _vit_split)}
 
+# %% ../nbs/11_stitch.ipynb #fb2d089c
 def n_splits(model:nn.Module)->int:
     "How many points `model` can be split at. Looked up by exact type: a subclass with its own `forward` could differ, so it is refused."
     if type(model) not in SPLITS: raise ValueError(f"stitching supports {', '.join(t.__name__ for t in SPLITS)}, not {type(model).__name__}")
     return SPLITS[type(model)][0](model)
 
+# %% ../nbs/11_stitch.ipynb #e2c74e7c
 def _split(model:nn.Module, l:int)->tuple:
     "(head, tail, channels) of a model at split point l: tail(head(x)) = model(x)."
     n = n_splits(model)
     if not 0 <= l < n: raise ValueError(f"layer {l} out of range [0, {n})")
     return SPLITS[type(model)][1](model, l)
-
 
 # %% ../nbs/11_stitch.ipynb #186d02e8
 class Stitched(nn.Module):
@@ -329,6 +338,7 @@ def _check_pair(X:Tensor, Y:Tensor):
     if len(X) != len(Y): raise ValueError(f"dissimilarity: X has {len(X)} samples and Y has {len(Y)}; they must be the same inputs")
     if X.ndim < 2 or Y.ndim < 2: raise ValueError("dissimilarity: representations need a sample and a channel axis")
 
+# %% ../nbs/11_stitch.ipynb #f1ded548
 def procrustes_from_stats(st:CrossStats)->dict:
     "G_ReLU- and orthogonal Procrustes dissimilarities from streamed cross-moments of per-pixel channel features."
     corr = st.corr()
@@ -340,11 +350,13 @@ def procrustes_from_stats(st:CrossStats)->dict:
     orth = 1 - float(torch.linalg.matrix_norm(cov, 'nuc') / (st.var_a.sum() * st.var_b.sum()).sqrt())
     return dict(grelu_procrustes=grelu, orth_procrustes=orth)
 
+# %% ../nbs/11_stitch.ipynb #cc8e2ae6
 def procrustes(X:Tensor, Y:Tensor)->dict:
     "G_ReLU- and orthogonal Procrustes dissimilarities of two representations (N, C, ...) of the same inputs."
     _check_pair(X, Y)
     return procrustes_from_stats(CrossStats(X.shape[1], Y.shape[1]).update(unit_matrix(X), unit_matrix(Y)))
 
+# %% ../nbs/11_stitch.ipynb #a533a2b8
 def _standardise(X:Tensor, per_channel:bool)->Tensor:
     "Centre each channel over samples and pixels; scale each channel (per_channel) or the whole tensor to unit norm."
     X = X.double()
@@ -353,16 +365,19 @@ def _standardise(X:Tensor, per_channel:bool)->Tensor:
     n = X.pow(2).sum(dims, keepdim=True).sqrt() if per_channel else X.pow(2).sum().sqrt()
     return X / n.clamp_min(1e-300)
 
+# %% ../nbs/11_stitch.ipynb #222e060c
 def _kernel(X:Tensor, kind:str, block:int=128)->Tensor:
     Xf = X.reshape(len(X), X.shape[1], -1)                               # (N, C, HW)
     if kind == 'linear': return Xf.flatten(1) @ Xf.flatten(1).T
     return torch.cat([torch.einsum('mcp,ncp->mnc', Xf[i:i + block], Xf).amax(-1) for i in range(0, len(Xf), block)])
 
+# %% ../nbs/11_stitch.ipynb #cab338a6
 def _cka(K:Tensor, L:Tensor)->float:
     n = len(K); H = torch.eye(n, dtype=K.dtype) - 1 / n
     Kc, Lc = H @ K @ H, H @ L @ H
     return float((Kc * Lc).sum() / ((Kc * Kc).sum() * (Lc * Lc).sum()).sqrt())
 
+# %% ../nbs/11_stitch.ipynb #61dccbcc
 def cka(X:Tensor, Y:Tensor, max_samples:int=1000)->dict:
     "G_ReLU-CKA (max kernel) and orthogonal (linear) CKA dissimilarities, 1 − CKA, on the first `max_samples` inputs."
     _check_pair(X, Y)
@@ -370,6 +385,7 @@ def cka(X:Tensor, Y:Tensor, max_samples:int=1000)->dict:
     return dict(grelu_cka=1 - _cka(_kernel(_standardise(X, True), 'max'), _kernel(_standardise(Y, True), 'max')),
                 orth_cka=1 - _cka(_kernel(_standardise(X, False), 'linear'), _kernel(_standardise(Y, False), 'linear')))
 
+# %% ../nbs/11_stitch.ipynb #c9486133
 def dissimilarities(X:Tensor, Y:Tensor, max_samples:int=1000)->dict:
     "All four IG dissimilarities of two representations of the same inputs."
     return {**procrustes(X, Y), **cka(X, Y, max_samples)}

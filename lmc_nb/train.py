@@ -54,6 +54,7 @@ class TrainConfig:
             if getattr(self, k) not in ok: raise ValueError(f"TrainConfig: {k}={getattr(self, k)!r}; choose one of {list(ok)}")
         if self.epochs < 0 or self.bs < 1 or self.lr <= 0: raise ValueError(f"TrainConfig: need epochs >= 0, bs >= 1, lr > 0")
 
+# %% ../nbs/03_train.ipynb #e745c86e
 def lr_at(cfg:TrainConfig, step:int, steps_per_epoch:int)->float:
     "Learning rate of `cfg` at optimisation step `step`."
     ep, total = step / steps_per_epoch, cfg.epochs
@@ -90,11 +91,13 @@ def loss_kind(cfg_loss:str, data:Splits=None)->str:
     if cfg_loss != 'auto': return cfg_loss
     return 'mse' if (data is not None and data.task == 'regression') else 'ce'
 
+# %% ../nbs/03_train.ipynb #76e9ac6c
 def _loss(out:Tensor, y:Tensor, kind:str, reduction='mean')->Tensor:
     if kind == 'ce': return Fn.cross_entropy(out, y, reduction=reduction)
     l = Fn.mse_loss(out, y, reduction='none').flatten(1).mean(1)
     return l.mean() if reduction == 'mean' else l
 
+# %% ../nbs/03_train.ipynb #b7a43d94
 @torch.no_grad()
 def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
              amp:str='none', # 'bf16': the forward pass under bfloat16 autocast (the loss is summed in float32)
@@ -123,11 +126,13 @@ def write_atomic(path, write)->Path:
     except BaseException: tmp.unlink(missing_ok=True); raise
     return path
 
+# %% ../nbs/03_train.ipynb #117b23e3
 def _umask()->int:
     "The process's umask, read from /proc where possible (setting it to read it is not thread-safe)."
     try: return int(next(l for l in open('/proc/self/status') if l.startswith('Umask:')).split()[1], 8)
     except (OSError, StopIteration): m = os.umask(0o22); os.umask(m); return m
 
+# %% ../nbs/03_train.ipynb #dee5de26
 def _write_dir_atomic(path:Path, write)->Path:
     "Call `write(tmp_dir)`, then rename the complete folder to `path` (replacing an old one safely)."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +148,7 @@ def _write_dir_atomic(path:Path, write)->Path:
     shutil.rmtree(old, ignore_errors=True)
     return path
 
+# %% ../nbs/03_train.ipynb #9705889c
 def _find(path)->Path:
     "`path`, or its swapped-out `.old` copy if a save was interrupted between the two renames; None if neither exists."
     path = Path(path)
@@ -150,12 +156,14 @@ def _find(path)->Path:
         if (p / 'config.json').exists(): return p
     return None
 
+# %% ../nbs/03_train.ipynb #5bea370a
 def _resolve(path)->Path:
     "Like `_find`, but a missing checkpoint is an error."
     p = _find(path)
     if p is None: raise FileNotFoundError(f"no checkpoint at {path} (expected {path}/config.json and model.safetensors)")
     return p
 
+# %% ../nbs/03_train.ipynb #b3ab258d
 def _state(model:nn.Module)->dict:
     return {k: v.detach().contiguous() for k, v in model.state_dict().items()}
 
@@ -169,6 +177,7 @@ def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->
         (tmp / 'config.json').write_text(json.dumps(dict(model=model.config, **(meta or {})), indent=1))
     return _write_dir_atomic(path, write)
 
+# %% ../nbs/03_train.ipynb #1b4cb9ea
 def load_model(path, device='cpu')->tuple:
     "Load a model saved by `save_model`: returns `(model, meta)`."
     path = _resolve(path)
@@ -182,6 +191,7 @@ def load_model(path, device='cpu')->tuple:
     model.load_state_dict(load_file(str(path / 'model.safetensors'), device=str(device)))
     return model.to(device), meta
 
+# %% ../nbs/03_train.ipynb #282b3b02
 def _check_shapes(path:Path, want:dict):
     "Refuse a config whose tensors differ from the checkpoint's, before allocating them: a config can ask for no more than the file holds."
     f = path / 'model.safetensors'
@@ -290,6 +300,7 @@ def _stacked_batches(data:Data, bs:int, seeds:list):
         perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(data.X.device)   # same draws as Loader
         yield [(data.X[perms[:, i:i + bs]], data.y[perms[:, i:i + bs]]) for i in range(0, n, bs)]
 
+# %% ../nbs/03_train.ipynb #4da89de9
 def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg, s)` for S seeds)
                data:Splits,
                cfg:TrainConfig=None, # shared hyper-parameters; `cfg.seed` is replaced by `seeds`

@@ -32,6 +32,7 @@ ZOO_FORMAT = 1
 GRID_DEFAULTS = dict(arch='mlp', scheme='dense', sigma_f=1.0, width=64, depth=3, norm=None, act=None, data='gmm', k=8, n=50_000, limit=None,
                      epochs=10, bs=256, lr=1e-3, wd=1e-2, mask_seed=0, seed=0)
 
+# %% ../nbs/07_zoo.ipynb #4ae32d3f
 def load_grid(src)->dict:
     "A grid from a dict, or a JSON / YAML file (which must map keys to values)."
     if isinstance(src, dict): return dict(src)
@@ -54,11 +55,13 @@ GRID_RULES = {'arch': (lambda v: v in ASYM_ARCHS, f"one of {list(ASYM_ARCHS)} (t
               **{k: (lambda v: _int(v, 1), "an integer >= 1") for k in ('width', 'depth', 'k', 'n', 'epochs', 'bs')},
               **{k: (lambda v: _int(v, 0), "an integer >= 0") for k in ('mask_seed', 'seed')}}
 
+# %% ../nbs/07_zoo.ipynb #43e482bd
 def check_grid_values(vals:dict):
     "Refuse, before any run starts, every value no run could train with — all of them in one message, naming key and value."
     errs = [f"{k} = {v!r} must be {GRID_RULES[k][1]}" for k, vs in vals.items() for v in vs if not GRID_RULES[k][0](v)]
     if errs: raise ValueError("grid: " + "; ".join(errs))
 
+# %% ../nbs/07_zoo.ipynb #8ab28bbe
 def expand_grid(grid)->list:
     "The runs of a grid: every combination of its values, with defaults for the keys it does not name."
     grid = {k: v for k, v in load_grid(grid).items() if not str(k).startswith('_')}   # `_comment`-style keys are notes
@@ -72,6 +75,7 @@ def expand_grid(grid)->list:
     keys = list(vals)
     return [{**GRID_DEFAULTS, **dict(zip(keys, combo))} for combo in itertools.product(*(vals[k] for k in keys))]
 
+# %% ../nbs/07_zoo.ipynb #4a67ce90
 def run_id(cfg:dict)->str:
     "A readable, stable id of a run configuration."
     h = hashlib.sha1(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:10]
@@ -80,12 +84,15 @@ def run_id(cfg:dict)->str:
 # %% ../nbs/07_zoo.ipynb #f641261d
 def _atomic_text(path:Path, text:str): write_atomic(path, lambda f: f.write_text(text))
 
+# %% ../nbs/07_zoo.ipynb #f4ac68ca
 def _clear_tmp(folder:Path):
     "Remove temporaries a killed process left in `folder` (never read: only complete files are renamed into place)."
     for q in folder.glob('*.tmp-*'):
         shutil.rmtree(q, ignore_errors=True) if q.is_dir() else q.unlink(missing_ok=True)
 
 _DATA = {}
+
+# %% ../nbs/07_zoo.ipynb #f980eca0
 def _data(cfg:dict):
     "Data sets are loaded once per process."
     key = (cfg['data'], cfg['k'], cfg['n'], cfg['limit'])
@@ -93,6 +100,7 @@ def _data(cfg:dict):
         _DATA[key] = load_data(cfg['data'], limit=cfg['limit'], **(dict(k=cfg['k'], n=cfg['n']) if cfg['data'] == 'gmm' else {}))
     return _DATA[key]
 
+# %% ../nbs/07_zoo.ipynb #a3c7e41a
 def _model_config(cfg:dict, data)->dict:
     kw = dict(scheme=cfg['scheme'], sigma_f=cfg['sigma_f'], mask_seed=cfg['mask_seed'])
     kw.update({k: cfg[k] for k in ('norm', 'act') if cfg.get(k) is not None})    # None: the architecture's default
@@ -101,10 +109,12 @@ def _model_config(cfg:dict, data)->dict:
     else: kw['width'] = cfg['width']
     return model_for(cfg['arch'], data.in_shape, data.n_classes, **kw).config
 
+# %% ../nbs/07_zoo.ipynb #c2d044d1
 def _train_config(cfg:dict, data)->TrainConfig:
     return TrainConfig(epochs=cfg['epochs'], bs=cfg['bs'], lr=cfg['lr'], wd=cfg['wd'], seed=cfg['seed'],
                        augment=data.meta.get('augment') == 'flip_crop')
 
+# %% ../nbs/07_zoo.ipynb #5d58e3c2
 def _finish(run:Path, cfg:dict, model, data, seconds:float)->dict:
     save_model(model, run / 'model', meta=dict(run=cfg))
     m = dict(status='complete', **{f'test_{k}': v for k, v in evaluate(model, data.test).items()}, train_seconds=seconds)
@@ -112,11 +122,13 @@ def _finish(run:Path, cfg:dict, model, data, seconds:float)->dict:
     shutil.rmtree(run / 'ckpt', ignore_errors=True); shutil.rmtree(run / 'ckpt.old', ignore_errors=True)
     return m
 
+# %% ../nbs/07_zoo.ipynb #9ab1d50b
 def _fail(run:Path, e:BaseException)->dict:
     m = dict(status='failed', error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())
     _atomic_text(run / 'error.json', json.dumps(m))
     return m
 
+# %% ../nbs/07_zoo.ipynb #4fb7a9ba
 def run_one(root, cfg:dict, threads:int=1)->dict:
     "Train and evaluate one run of a zoo (resuming a partial one); never raises: failures are recorded."
     run = Path(root) / 'runs' / run_id(cfg); run.mkdir(parents=True, exist_ok=True)
@@ -146,6 +158,7 @@ def open_zoo(root)->Path:
     _clear_tmp(root)
     return root
 
+# %% ../nbs/07_zoo.ipynb #bc69e0cb
 def zoo_rows(root)->list:
     "One row per run folder: its configuration, status and metrics."
     rows = []
@@ -158,6 +171,7 @@ def zoo_rows(root)->list:
         rows.append(r)
     return rows
 
+# %% ../nbs/07_zoo.ipynb #f595a6ee
 def write_table(root)->Path:
     "Regenerate `results.csv` from the run folders (atomically)."
     rows = zoo_rows(root)
