@@ -15,7 +15,7 @@ from .models import Attention, ChannelLayerNorm
 from .perm import PermSpec, Axis
 
 # %% auto #0
-__all__ = ['auto_spec', 'same_spec']
+__all__ = ['FN_RULES', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06d_autospec.ipynb #1b6dfff5
 _ELEMENTWISE = (nn.ReLU, nn.GELU, nn.Identity, nn.LeakyReLU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.Dropout, SigmaAsym)
@@ -97,6 +97,66 @@ def _merge(S, vals, params, node):
         S.add(sp, Axis(name, ax + nd - len(_shape(node))))   # broadcasting aligns trailing axes
     return (ax, sp)
 
+# %% ../nbs/06d_autospec.ipynb #426af63f
+def _dim(n, i:int, key:str, default=None):
+    "Argument `i` of node `n`, or its keyword `key`."
+    return n.args[i] if len(n.args) > i else n.kwargs.get(key, default)
+
+def _r_merge(S, n, ins, tens, param):
+    "Binary elementwise ops and `cat`: the operands' spaces (and any parameters') become one."
+    if n.target is torch.cat and any(v is not None and v[0] == _dim(n, 1, 'dim', 0) for v in ins):
+        raise _untraceable(f"{n.name} concatenates along the unit axis")
+    return _merge(S, ins, [param[a] for a in tens if a in param], n)
+
+def _r_same(S, n, ins, tens, param): return ins[0]          # pooling: the channel axis stays where it is
+
+def _r_flatten(S, n, ins, tens, param):
+    v, start = ins[0], _dim(n, 1, 'start_dim', 0)
+    if v is not None and v[0] >= start and _shape(n) != _shape(n.args[0]): raise _untraceable(f"{n.name} flattens the unit axis")
+    return v
+
+def _r_transpose(S, n, ins, tens, param):
+    v = ins[0]; i, j = [d % len(_shape(n.args[0])) for d in n.args[1:3]]
+    return None if v is None else ((j if v[0] == i else i if v[0] == j else v[0]), v[1])
+
+# %% ../nbs/06d_autospec.ipynb #19cf1fde
+def _r_reduce(S, n, ins, tens, param):
+    "`mean` / `sum` over some axes: refused over the unit axis, which otherwise moves left past the reduced ones."
+    v, dims = ins[0], _dim(n, 1, 'dim')
+    dims = [d % len(_shape(n.args[0])) for d in (dims if isinstance(dims, (tuple, list)) else [dims])]
+    if v is not None and v[0] in dims: raise _untraceable(f"{n.name} reduces the unit axis")
+    return None if v is None else (v[0] - sum(d < v[0] for d in dims), v[1])
+
+def _r_getitem(S, n, ins, tens, param):
+    a0, v = n.args[0], ins[0]
+    if not isinstance(a0, fx.Node) or _shape(a0) is None: raise _untraceable(f"operation {n.target} in node {n.name} is not supported")
+    if v is None: return None
+    ax = _index_axis(v[0], n.args[1], len(_shape(a0)))
+    if ax is None: raise _untraceable(f"{n.name} indexes the unit axis")
+    return (ax, v[1])
+
+def _r_meta(S, n, ins, tens, param):
+    "Metadata of a tensor (shape, dtype, device, size, dim), not a tensor with units."
+    if n.target is getattr and n.args[1] not in ('shape', 'dtype', 'device'): raise _untraceable(f"operation {n.target} in node {n.name} is not supported")
+    return None
+
+FN_RULES = {**{f: _r_merge for f in _BINARY}, torch.cat: _r_merge, 'flatten': _r_flatten, 'transpose': _r_transpose,
+            'mean': _r_reduce, 'sum': _r_reduce, Fn.max_pool2d: _r_same, Fn.avg_pool2d: _r_same, Fn.adaptive_avg_pool2d: _r_same,
+            operator.getitem: _r_getitem, getattr: _r_meta, 'size': _r_meta, 'dim': _r_meta}
+
+# %% ../nbs/06d_autospec.ipynb #618c4843
+def _call_rule(S, param:dict, n, val:dict):
+    "The (axis, space) of a call_function / call_method node's output, by its rule in `FN_RULES`."
+    f, a0 = n.target, (n.args[0] if n.args else None)
+    tens = list(n.args[0]) if f is torch.cat else [a for a in n.args if isinstance(a, fx.Node)]
+    ins = [val.get(a) for a in tens]
+    if f in ('expand', 'contiguous') and a0 in param: param[n] = param[a0]; return None
+    if all(v is None for v in ins) and not any(a in param for a in tens): return None
+    if f in _UNARY and len(tens) == 1: return ins[0]
+    if f not in FN_RULES:
+        raise _untraceable(f"operation {getattr(f, '__name__', f)!r} in node {n.name} is not supported (add a rule to autospec.FN_RULES if you know how it moves units)")
+    return FN_RULES[f](S, n, ins, tens, param)
+
 # %% ../nbs/06d_autospec.ipynb #bf0c91ef
 def auto_spec(model:nn.Module, # a model built from Linear / Conv2d / norm / activation / residual-add / attention
               x:torch.Tensor, # an example input batch
@@ -116,42 +176,7 @@ def auto_spec(model:nn.Module, # a model built from Linear / Conv2d / norm / act
         elif n.op == 'get_attr': val[n] = None; param[n] = (n.target, len(_shape(n)))
         elif n.op == 'call_module': val[n] = _module_rule(S, mods[n.target], n.target, val.get(a0), n)
         elif n.op == 'output': val[n] = val.get(a0)
-        else:
-            f, args = n.target, [a for a in n.args]
-            tens = [a for a in (args[0] if f is torch.cat else args) if isinstance(a, fx.Node)]
-            if f is torch.cat: tens = list(args[0])
-            ins = [val.get(a) for a in tens]
-            if f in ('expand', 'contiguous') and a0 in param: param[n] = param[a0]; val[n] = None; continue
-            if all(v is None for v in ins) and not any(a in param for a in tens): val[n] = None; continue
-            if f in _UNARY and len(tens) == 1: val[n] = ins[0]; continue
-            if f in _BINARY or f is torch.cat:
-                if f is torch.cat and ins and any(v is not None and v[0] == (n.args[1] if len(n.args) > 1 else n.kwargs.get('dim', 0)) for v in ins):
-                    raise _untraceable(f"{n.name} concatenates along the unit axis")
-                val[n] = _merge(S, ins, [param[a] for a in tens if a in param], n)
-            elif f in ('flatten',):
-                start = args[1] if len(args) > 1 else n.kwargs.get('start_dim', 0)
-                v = ins[0]
-                if v is not None and v[0] >= start and _shape(n) != _shape(a0): raise _untraceable(f"{n.name} flattens the unit axis")
-                val[n] = v
-            elif f in ('transpose',):
-                v = ins[0]; i, j = [d % len(_shape(a0)) for d in args[1:3]]
-                val[n] = None if v is None else ((j if v[0] == i else i if v[0] == j else v[0]), v[1])
-            elif f in ('mean', 'sum'):
-                v = ins[0]; dims = args[1] if len(args) > 1 else n.kwargs.get('dim')
-                dims = [d % len(_shape(a0)) for d in (dims if isinstance(dims, (tuple, list)) else [dims])]
-                if v is not None and v[0] in dims: raise _untraceable(f"{n.name} reduces the unit axis")
-                val[n] = None if v is None else (v[0] - sum(d < v[0] for d in dims), v[1])
-            elif f is Fn.max_pool2d or f is Fn.avg_pool2d or f is Fn.adaptive_avg_pool2d: val[n] = ins[0]
-            elif f is operator.getitem and isinstance(a0, fx.Node) and _shape(a0) is not None:
-                v = ins[0]
-                if v is None: val[n] = None
-                else:
-                    ax = _index_axis(v[0], args[1], len(_shape(a0)))
-                    if ax is None: raise _untraceable(f"{n.name} indexes the unit axis")
-                    val[n] = (ax, v[1])
-            elif (f is getattr and args[1] in ('shape', 'dtype', 'device')) or f in ('size', 'dim'):
-                val[n] = None                                # metadata of a tensor, not a tensor with units
-            else: raise _untraceable(f"operation {f} in node {n.name} is not supported")
+        else: val[n] = _call_rule(S, param, n, val)
     out = val[next(n for n in gm.graph.nodes if n.op == 'output')]
     fixed = S.find(out[1]) if out is not None else None
     groups = {}
