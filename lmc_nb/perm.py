@@ -285,7 +285,8 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bo
             gain = 0.
             for run in _runs([names[i] for i in torch.randperm(len(names), generator=gen).tolist()], tensors):
                 todo = [g for g in run if solved.get(g) != m.inputs(g)]      # skip: nothing it depends on changed since its last solve
-                for g, (S, p) in zip(todo, pool.map(solve, todo)):           # independent groups solved concurrently (scipy frees the GIL)
+                solved_run = pool.map(solve, todo) if len(todo) > 1 else map(solve, todo)   # independent groups concurrently (scipy frees the GIL)
+                for g, (S, p) in zip(todo, solved_run):
                     solved[g] = m.inputs(g)
                     idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
                     if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
