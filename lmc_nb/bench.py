@@ -15,6 +15,7 @@ from .interp import lmc_curve, lerp, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, weight_matching, weight_matching_reference, match_objective, apply_perm, random_perms, invert_perm
 import numpy as np
+from .lewc import peak_memory_growth
 
 # %% auto #0
 __all__ = ['MATCH_MODELS', 'BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'torch_layers', 'trained_pair',
@@ -268,40 +269,11 @@ def bench_costs(repeat:int=3, quick:bool=False)->list:
                                pairs_timed=len(pairs), reassign_s=round(t_re, 3)))
     return out
 
-# %% ../nbs/12a_bench.ipynb #184e7a67
-_MEM_PROBE = '''
-import sys, torch
-from lmc_nb.data import Data, Loader
-from lmc_nb.models import MLP
-from lmc_nb.lewc import lewc_diagnostics
-from lmc_nb.merge import merged_model
-n, mode = int(sys.argv[1]), sys.argv[2]; torch.manual_seed(0)
-d = Data(torch.randn(n, 784), torch.zeros(n, dtype=torch.long))
-A, B = MLP(784, [256] * 3, 10, act='relu'), MLP(784, [256] * 3, 10, act='relu')
-base = int(open('/proc/self/statm').read().split()[1]) * 4096
-hwm = lambda: 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])   # this image's peak (ru_maxrss would carry the parent's across exec)
-if mode == 'ours': lewc_diagnostics(A, B, d, [0.25, 0.5, 0.75], bs=1000)
-else:
-    kept = []
-    for m in [A, B] + [merged_model(A, B, l) for l in (0.25, 0.5, 0.75)]:
-        hooks = [a.register_forward_hook(lambda mod, i, o: kept.append(o.detach().clone())) for a in m.modules() if isinstance(a, torch.nn.ReLU)]
-        with torch.no_grad():
-            for xb, _ in Loader(d, 1000): m(xb)
-        for h in hooks: h.remove()
-print((hwm() - base) / 2 ** 20)
-'''
-
-# %% ../nbs/12a_bench.ipynb #2cc2a947
-def _peak_growth_mib(n:int, mode:str)->float:
-    "Peak resident-set growth (MiB) of `_MEM_PROBE` in a fresh process."
-    import subprocess, sys
-    return float(subprocess.run([sys.executable, '-c', _MEM_PROBE, str(n), mode], capture_output=True, text=True, check=True).stdout)
-
 # %% ../nbs/12a_bench.ipynb #504590dc
 def bench_memory(repeat:int=1, quick:bool=False)->list:
     "Peak memory of LEWC's streaming diagnostics vs keeping the features, and its growth with the data."
     n = 4000 if quick else 16_000                      # a quarter of n is still >= the batch size (1000)
-    ours, base, small = _peak_growth_mib(n, 'ours'), _peak_growth_mib(n, 'store'), _peak_growth_mib(n // 4, 'ours')
+    ours, base, small = peak_memory_growth(n, 'ours'), peak_memory_growth(n, 'store'), peak_memory_growth(n // 4, 'ours')
     return [dict(name=f'memory_lewc_mlp256_{n}', ours_mib=round(ours, 1), baseline_mib=round(base, 1), ratio=round(base / max(ours, 1.), 2),
                  ours_mib_at_quarter_n=round(small, 1), baseline='features kept')]
 

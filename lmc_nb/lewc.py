@@ -17,7 +17,8 @@ from .merge import merged_model
 from .costs import linear_layers
 
 # %% auto #0
-__all__ = ['gaussian_relu_cosine', 'gaussian_relu_cosine_mc', 'activation_modules', 'LEWCDiagnostics', 'lewc_diagnostics']
+__all__ = ['gaussian_relu_cosine', 'gaussian_relu_cosine_mc', 'activation_modules', 'LEWCDiagnostics', 'lewc_diagnostics',
+           'peak_memory_growth']
 
 # %% ../nbs/09_lewc.ipynb #5d9a844d
 def gaussian_relu_cosine()->float:
@@ -156,3 +157,34 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
                            S['lewc'] / n, S['nc'] / S['nsum'].clamp_min(1e-300), S['nlewc'] / S['nsum'].clamp_min(1e-300),
                            S['wadd'] / n, small_frac, non_overlap, ratio, S['rcos'] / n,
                            S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)
+
+# %% ../nbs/09_lewc.ipynb #93207ad8
+_MEM_PROBE = '''
+import sys, torch
+from lmc_nb.data import Data, Loader
+from lmc_nb.models import MLP
+from lmc_nb.lewc import lewc_diagnostics
+from lmc_nb.merge import merged_model
+n, mode = int(sys.argv[1]), sys.argv[2]; torch.manual_seed(0)
+d = Data(torch.randn(n, 784), torch.zeros(n, dtype=torch.long))
+A, B = MLP(784, [256] * 3, 10, act='relu'), MLP(784, [256] * 3, 10, act='relu')
+base = int(open('/proc/self/statm').read().split()[1]) * 4096
+hwm = lambda: 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])   # this image's peak (ru_maxrss would carry the parent's across exec)
+if mode == 'ours': lewc_diagnostics(A, B, d, [0.25, 0.5, 0.75], bs=1000)
+else:
+    kept = []
+    for m in [A, B] + [merged_model(A, B, l) for l in (0.25, 0.5, 0.75)]:
+        hooks = [a.register_forward_hook(lambda mod, i, o: kept.append(o.detach().clone())) for a in m.modules() if isinstance(a, torch.nn.ReLU)]
+        with torch.no_grad():
+            for xb, _ in Loader(d, 1000): m(xb)
+        for h in hooks: h.remove()
+print((hwm() - base) / 2 ** 20)
+'''
+
+def peak_memory_growth(n:int, # inputs (784-d, random)
+                       mode:str='ours', # 'ours': `lewc_diagnostics`; 'store': keep every hidden layer's features of A, B and 3 merged models
+                      )->float: # MiB
+    "Peak memory growth over the loaded data, in a fresh process, of LEWC's diagnostics (or of keeping the features) for a width-256 MLP pair."
+    if mode not in ('ours', 'store'): raise ValueError(f"peak_memory_growth: mode must be 'ours' or 'store', got {mode!r}")
+    import subprocess, sys
+    return float(subprocess.run([sys.executable, '-c', _MEM_PROBE, str(n), mode], capture_output=True, text=True, check=True).stdout)
