@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # lmc-nb's test command (README "Run the tests"; `.ci/run` calls it after installing everything).
 # Fails on: lmc_nb/ out of sync with the notebooks, notebooks that nbdev_clean would change,
-# nbdev_proc_nbs failing (the docs pre-processing), any notebook that errors under nbdev_test.
+# nbdev_proc_nbs failing (the docs pre-processing), nbs/_quarto.yml not being the top-level _quarto.yml, README.md not
+# being what index.ipynb says, a docs page that does not render its math and figures, any notebook that errors.
 # Also (unless LMC_SKIP_WHEEL=1): the package builds as wheel + sdist, installs from the wheel into a clean virtual
 # environment, and runs `lmc report` there. Ends with one line `N passed, M failed, K skipped`: notebooks (a notebook
-# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped) plus the wheel check.
+# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped) plus the docs render
+# check and the wheel check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -36,6 +38,18 @@ mkdir -p "$tmp/bin"; printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/quarto"; chmod +x 
 if (cd "$snap" && PATH="$tmp/bin:$PATH" nbdev_proc_nbs >"$tmp/proc.log" 2>&1); then echo "ok"
 else tail -20 "$tmp/proc.log"; echo "FAIL: nbdev_proc_nbs errored"; fail=1; fi
 
+echo "== docs configuration: the top-level _quarto.yml is the one the build uses; README.md is what index.ipynb says"
+if [ "$(readlink nbs/_quarto.yml)" = "../_quarto.yml" ] && cmp -s "$snap/_proc/_quarto.yml" _quarto.yml; then echo "ok: _quarto.yml"
+else echo "FAIL: nbs/_quarto.yml must link to ../_quarto.yml (nbdev_proc_nbs copies it to _proc/)"; fail=1; fi
+python3 scripts/readme.py --check || fail=1
+
+render_status=skip
+if [ -f /usr/share/javascript/mathjax/MathJax.js ] && { command -v chromium || command -v chromium-browser; } >/dev/null; then
+  echo "== docs pages render with their math and figures (nbconvert + MathJax + headless Chromium; Quarto is not installable here)"
+  if python3 scripts/render_docs.py "$snap/_proc" "$tmp/html" 2>"$tmp/render.err"; then render_status=pass
+  else tail -5 "$tmp/render.err"; render_status=fail; fail=1; fi
+else echo "== docs render check skipped: needs Debian's libjs-mathjax and chromium (.ci/run installs them)"; fi
+
 echo "== notebooks (nbdev_test)"
 total=$(python3 -c "
 from nbdev.config import get_config
@@ -45,7 +59,8 @@ python3 scripts/nb_skipped.py > "$tmp/skipped.txt"
 skipped=$(wc -l < "$tmp/skipped.txt")
 # one thread per notebook process: nbdev_test already runs notebooks in parallel, and two kernels each with a full thread pool
 # on 2 cores made small-tensor loops up to 20x slower (oversubscription); this also makes timings repeatable
-OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} nbdev_test --timing 2>&1 | tee "$tmp/test.log"
+# scripts/nb_test.py is nbdev_test that prints the per-notebook timings (slowest first) even when a notebook fails
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} python3 scripts/nb_test.py 2>&1 | tee "$tmp/test.log"
 status=${PIPESTATUS[0]}
 failed=$(awk '/nbdev Tests Failed On The Following Notebooks/{f=1; next} f && /\.ipynb/{n++} END{print n+0}' "$tmp/test.log")
 if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=$total; fi   # nbdev_test crashed before listing
@@ -64,6 +79,8 @@ if [ "${LMC_SKIP_WHEEL:-0}" != 1 ]; then
   if bash scripts/wheel_check.sh "$tmp/wheel" > "$tmp/wheel.log" 2>&1; then echo "ok"; tail -3 "$tmp/wheel.log"; passed=$((passed + 1))
   else tail -30 "$tmp/wheel.log"; echo "FAIL: wheel check"; failed=$((failed + 1)); fail=1; fi
 else echo "== wheel check skipped (LMC_SKIP_WHEEL=1)"; skipped=$((skipped + 1)); fi
+
+case $render_status in pass) passed=$((passed + 1));; fail) failed=$((failed + 1));; *) skipped=$((skipped + 1));; esac
 
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $fail
