@@ -10,12 +10,13 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 
 # %% auto #0
-__all__ = ['SCHEMES', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'asym_layers', 'dense_twin']
+__all__ = ['SCHEMES', 'check_scheme', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'asym_layers', 'dense_twin']
 
 # %% ../nbs/01_asym.ipynb #10d2e2a3
 SCHEMES = ('dense', 'wasym', 'syre', 'sparse', 'residual')
 
-def _check_scheme(scheme):
+def check_scheme(scheme):
+    "Refuse an unknown symmetry-breaking scheme (one of `SCHEMES`)."
     if scheme not in SCHEMES: raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
 
 def _fixed_mask(shape:tuple, n_fixed:int, gen:torch.Generator, conv:bool)->Tensor:
@@ -41,7 +42,7 @@ def asym_buffers(shape:tuple, # weight shape: (m, d) or conv (out, in, kh, kw)
                  seed:int=0, # the mask seed
                 )->tuple: # (F, D), each a tensor of `shape` or None (meaning 0 and 1)
     "Draw the fixed parts $F$, $D$ of NI Table 1 for one layer from `seed`."
-    _check_scheme(scheme)
+    check_scheme(scheme)
     g = torch.Generator().manual_seed(seed)
     conv = len(shape) == 4
     if scheme == 'dense': return None, None

@@ -13,14 +13,14 @@ from torch.fx.passes.shape_prop import ShapeProp
 from .asym import SigmaAsym
 from .models import Attention, ChannelLayerNorm
 from .perm import PermSpec, Axis
+from .nnutil import ACTIVATION_TYPES, NORM_TYPES, eval_mode
 
 # %% auto #0
 __all__ = ['FN_RULES', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06d_autospec.ipynb #1b6dfff5
-_ELEMENTWISE = (nn.ReLU, nn.GELU, nn.Identity, nn.LeakyReLU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.Dropout, SigmaAsym)
-_NORMS = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm)
-_LEAVES = (nn.Linear, nn.Conv2d, Attention) + _NORMS + _ELEMENTWISE
+_ELEMENTWISE = ACTIVATION_TYPES + (nn.Identity, nn.Dropout)     # σ-asym mixes channels but keeps the unit axis
+_LEAVES = (nn.Linear, nn.Conv2d, Attention) + NORM_TYPES + _ELEMENTWISE
 _UNARY = {Fn.relu, Fn.gelu, Fn.silu, Fn.leaky_relu, Fn.dropout, torch.relu, torch.tanh, torch.sigmoid, torch.sin,
           'relu', 'gelu', 'tanh', 'sigmoid', 'contiguous', 'clone', 'float', 'detach'}
 _BINARY = {operator.add, operator.iadd, operator.sub, operator.mul, operator.truediv, torch.add, torch.mul, 'add', 'mul', 'sub'}
@@ -67,7 +67,7 @@ def _module_rule(S, mod, name, x, n):
         out_ax = 1 if isinstance(mod, nn.Conv2d) else len(_shape(n)) - 1
         return (out_ax, S.new(Axis(p + 'weight', 0), *([Axis(p + 'bias', 0)] if mod.bias is not None else [])))
     if x is None: return None
-    if isinstance(mod, _NORMS):
+    if isinstance(mod, NORM_TYPES):
         if isinstance(mod, nn.GroupNorm) and mod.num_groups > 1:
             raise _untraceable(f"{name} is a GroupNorm with {mod.num_groups} groups, which channel permutations do not commute with")
         want = 1 if isinstance(mod, (nn.GroupNorm, nn.modules.batchnorm._BatchNorm, ChannelLayerNorm)) else len(_shape(n)) - 1
@@ -164,10 +164,7 @@ def auto_spec(model:nn.Module, # a model built from Linear / Conv2d / norm / act
     "Derive `model`'s permutation spec by tracing it (torch.fx) and following its unit spaces."
     try: gm = fx.GraphModule(model, _Tracer().trace(model))
     except Exception as e: raise _untraceable(f"torch.fx cannot trace {type(model).__name__} ({type(e).__name__}: {e})") from None
-    was = model.training; model.eval()
-    try:
-        with torch.no_grad(): ShapeProp(gm).propagate(x)
-    finally: model.train(was)
+    with eval_mode(model), torch.no_grad(): ShapeProp(gm).propagate(x)
     S, val, param = _Spaces(), {}, {}          # node -> (unit axis, space) | None; node -> (parameter name, ndim)
     mods = dict(model.named_modules())
     for n in gm.graph.nodes:

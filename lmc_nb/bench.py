@@ -246,8 +246,8 @@ def bench_costs(repeat:int=3, quick:bool=False)->list:
     from lmc_nb.data import gaussian_mixture
     m, out = (128 if quick else 512), []
     for k in ((32,) if quick else (32, 64, 128)):
-        torch.manual_seed(0)
         layer = AsymLinear(784, m, scheme='wasym', sigma_f=1., n_fixed=64, mask_seed=0)
+        with torch.no_grad(): layer.weight.normal_(0, 784 ** -0.5, generator=torch.Generator().manual_seed(0))   # the user's RNG untouched
         X = gaussian_mixture(5000, d=784, k=k, seed=0).X.double()
         Xa = torch.cat([X, torch.ones(len(X), 1, dtype=X.dtype)], 1)
         geo = geometry(layer, input_subspace(Xa.T @ Xa / len(Xa), level=1.0))

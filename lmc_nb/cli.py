@@ -53,41 +53,47 @@ def _sub(sub, name, help, epilog=None):
 
 # %% ../nbs/12b_cli.ipynb #68e4a3c0
 def _report_args(r):
-    r.add_argument('--data', default='gmm', help='gmm | fashion-mnist | mnist | cifar10')
-    r.add_argument('--arch', default='mlp', help='mlp | resnet20 | vgg11 | vit')
-    r.add_argument('--scheme', default='dense,wasym', help='comma-separated schemes: dense, wasym, syre, sparse, residual')
-    r.add_argument('--sigma-f', type=float, default=1.0, help='scale of the fixed weights F of asymmetric schemes')
+    "The `report` options: each default is `ReportConfig`'s and each list of choices the library's, read here (no drift)."
+    from dataclasses import fields
+    from lmc_nb.report import ReportConfig, DATASETS, ASYM_ARCHS, SCHEMES, NORMS, ACTS, ALIGNERS
+    d, j, o = {f.name: f.default for f in fields(ReportConfig)}, lambda t: ','.join(map(str, t)), ' | '.join
+    r.add_argument('--data', default=d['data'], help=o(x for x in DATASETS if x != 'coherence'))
+    r.add_argument('--arch', default=d['arch'], help=o(ASYM_ARCHS))
+    r.add_argument('--scheme', default=j(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
+    r.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
     r.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
-    r.add_argument('--depth', type=_positive(int), default=3, help='MLP hidden layers')
-    r.add_argument('--norm', default=None, help="layer | batch | group | none (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
-    r.add_argument('--act', default=None, help="relu | gelu | sigma-asym | linear (default: the architecture's: mlp gelu, others relu)")
-    r.add_argument('--epochs', type=_positive(int), default=10, help='training epochs per model')
-    r.add_argument('--bs', type=_positive(int), default=256, help='mini-batch size')
-    r.add_argument('--lr', type=_positive(float), default=1e-3, help='AdamW learning rate')
-    r.add_argument('--wd', type=float, default=1e-2, help='AdamW weight decay')
-    r.add_argument('--seeds', default='0,1,2,3,4,5', help='comma-separated seeds, paired consecutively into independent pairs')
-    r.add_argument('--align', default='none', help='comma-separated alignment methods: none, weight, activation, ste')
-    r.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
-    r.add_argument('--k', type=_positive(int), default=8, help='gmm: intrinsic dimension')
-    r.add_argument('--n', type=_positive(int), default=50_000, help='gmm: samples')
-    r.add_argument('--root', default=None, help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
+    r.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')
+    r.add_argument('--norm', default=d['norm'], help=f"{o(NORMS)} (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
+    r.add_argument('--act', default=d['act'], help=f"{o(ACTS)} (default: the architecture's: mlp gelu, others relu)")
+    for k, kind, h in (('epochs', int, 'training epochs per model'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate')):
+        r.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
+    r.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')
+    r.add_argument('--seeds', default=j(d['seeds']), help='comma-separated seeds, paired consecutively into independent pairs')
+    r.add_argument('--align', default=j(d['align']), help=f"comma-separated alignment methods: {', '.join(ALIGNERS)}")
+    r.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
+    r.add_argument('--k', type=_positive(int), default=d['gmm_k'], help='gmm: intrinsic dimension')
+    r.add_argument('--n', type=_positive(int), default=d['gmm_n'], help='gmm: samples')
+    r.add_argument('--root', default=d['root'], help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
     r.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
-    r.add_argument('--limit', type=_positive(int), default=None, help='image data: use only the first N samples (default: all)')
-    r.add_argument('--device', default='cpu', help='cpu | cuda | auto')
-    r.add_argument('--out', default='lmc_report', help='report folder; refused if it already holds a report, unless --force')
+    r.add_argument('--limit', type=_positive(int), default=d['limit'], help='image data: use only the first N samples (default: all)')
+    r.add_argument('--device', default=d['device'], help='cpu | cuda | auto')
+    r.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
     r.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
-    r.add_argument('--from', dest='from_dir', default=None, help='evaluate the saved models of an earlier report folder')
+    r.add_argument('--from', dest='from_dir', default=d['from_dir'], help='evaluate the saved models of an earlier report folder')
     r.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
     r.add_argument('--quiet', action='store_true', help='no progress bars')
 
 # %% ../nbs/12b_cli.ipynb #6db95608
-def _parser()->argparse.ArgumentParser:
+def _parser(argv:list=None)->argparse.ArgumentParser:
+    "The `lmc` parser; `report`'s options are read from `ReportConfig` (which imports torch) only when `argv` names it."
+    argv = sys.argv[1:] if argv is None else list(argv)
     p = argparse.ArgumentParser(prog='lmc', description='Linear mode connectivity reports, zoos and benchmarks (lmc-nb).',
                                 epilog=_EXIT_CODES)
     p.add_argument('--version', action='version', version=f'lmc-nb {lmc_nb.__version__}')
     p.add_argument('--debug', action='store_true', help='show Python tracebacks instead of one-line errors')
     sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,sweep,pairs,bench}')
-    _report_args(_sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES))
+    r = _sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES)
+    if 'report' in argv: _report_args(r)
     w = _sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP)
     w.add_argument('grid', help='grid file (.json, .yaml); format below')
     w.add_argument('--root', default='lmc_zoo', help='zoo folder')
@@ -155,7 +161,8 @@ def _run(a)->int:
 # %% ../nbs/12b_cli.ipynb #d52de821
 def main(argv=None)->int:
     "Entry point of the `lmc` command."
-    a = _parser().parse_args(argv)          # --help / --version return here, before torch is imported
+    argv = sys.argv[1:] if argv is None else list(argv)
+    a = _parser(argv).parse_args(argv)      # --help / --version return here, before torch is imported
     from lmc_nb.train import NonFiniteLoss
     try: return _run(a)
     except (ValueError, FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError) as e:

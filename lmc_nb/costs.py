@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from .data import Data, Loader
 from .features import capture
 from .interp import path_outputs
+from .nnutil import eval_mode
 
 # %% auto #0
 __all__ = ['linear_layers', 'input_moments', 'Subspace', 'coherence', 'input_subspace', 'layer_parts', 'Geometry', 'geometry',
@@ -58,20 +59,17 @@ def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
     layers = linear_layers(model) if layers is None else list(layers)
     mods = {n: _layer(model, n) for n in layers}
     sums, n = {}, {}
-    was = model.training; model.eval()
-    try:
-        with capture(model, [(l, 'in') for l in layers]) as feats:
-            seen = 0
-            for xb, _ in Loader(data, bs):
-                if max_samples is not None and seen >= max_samples: break
-                xb = xb[:max_samples - seen] if max_samples is not None else xb
-                model(xb); seen += len(xb)
-                for l, mod in mods.items():
-                    r = _rows(mod, feats[(l, 'in')]).double()
-                    if bias and mod.bias is not None: r = torch.cat([r, r.new_ones(len(r), 1)], 1)
-                    sums[l] = sums[l].addmm_(r.T, r) if l in sums else r.T @ r
-                    n[l] = n.get(l, 0) + len(r)
-    finally: model.train(was)
+    with eval_mode(model), capture(model, [(l, 'in') for l in layers]) as feats:
+        seen = 0
+        for xb, _ in Loader(data, bs):
+            if max_samples is not None and seen >= max_samples: break
+            xb = xb[:max_samples - seen] if max_samples is not None else xb
+            model(xb); seen += len(xb)
+            for l, mod in mods.items():
+                r = _rows(mod, feats[(l, 'in')]).double()
+                if bias and mod.bias is not None: r = torch.cat([r, r.new_ones(len(r), 1)], 1)
+                sums[l] = sums[l].addmm_(r.T, r) if l in sums else r.T @ r
+                n[l] = n.get(l, 0) + len(r)
     if not sums: raise ValueError("input_moments: the data set is empty")
     return {l: sums[l] / n[l] for l in layers}
 
@@ -481,12 +479,9 @@ def _ridge_adamw(X, Fi, Di, si, ti, target, w, act, beta, steps, lr, tol, progre
 def layer_inputs(model:nn.Module, data:Data, layer:str, max_samples:int=2048, bs:int=512)->Tensor:
     "The inputs of `layer` (rows as in `input_moments`) on the first `max_samples` samples of `data`."
     mod = _layer(model, layer)
-    was = model.training; model.eval()
     out = []
-    try:
-        with capture(model, [(layer, 'in')]) as feats:
-            for xb, _ in Loader(data[:max_samples], bs): model(xb); out.append(_rows(mod, feats[(layer, 'in')]))
-    finally: model.train(was)
+    with eval_mode(model), capture(model, [(layer, 'in')]) as feats:
+        for xb, _ in Loader(data[:max_samples], bs): model(xb); out.append(_rows(mod, feats[(layer, 'in')]))
     return torch.cat(out)
 
 # %% ../nbs/08_costs.ipynb #c7e30b9d
@@ -593,12 +588,10 @@ def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=Fal
     names = linear_layers(model)
     mom = input_moments(model, data, names, bias, bs, max_samples)
     out = {n: input_subspace(mom[n], level).coherence for n in names}
-    was = model.training; model.eval()
     S, n = None, 0
-    try:
+    with eval_mode(model):
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
             y = model(xb).double().flatten(1)
             S = y.T @ y if S is None else S.addmm_(y.T, y); n += len(y)
-    finally: model.train(was)
     out['output'] = input_subspace(S / n, level).coherence
     return out

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn, Tensor
 from .data import Data, Loader
+from .nnutil import eval_mode
 
 # %% auto #0
 __all__ = ['unit_matrix', 'capture', 'CrossStats', 'feature_stats']
@@ -74,16 +75,14 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
         if not hasattr(A, 'feature_spec'): raise ValueError(f"{type(A).__name__} declares no feature_spec(); pass `groups`")
         groups = A.feature_spec()
     pts = sorted({(p[0], p[1]) for ps in groups.values() for p in ps})
-    was = A.training, B.training; A.eval(); B.eval()
     stats, seen = {}, 0
-    try:
-        with capture(A, pts) as fa, capture(B, pts) as fb:
-            for xb, _ in Loader(data, bs):
-                if max_samples is not None and seen >= max_samples: break
-                A(xb); B(xb); seen += len(xb)
-                for gname, ps in groups.items():
-                    a = torch.cat([unit_matrix(fa[(p[0], p[1])]) for p in ps])
-                    b = torch.cat([unit_matrix(fb[(p[0], p[1])]) for p in ps])
-                    stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device)).update(a, b)
-    finally: A.train(was[0]); B.train(was[1])
+    with eval_mode(A, B), capture(A, pts) as fa, capture(B, pts) as fb:
+        for xb, _ in Loader(data, bs):
+            if max_samples is not None and seen >= max_samples: break
+            A(xb); seen += len(xb)
+            if B is not A: B(xb)                       # one forward fills both captures when B is A
+            for gname, ps in groups.items():
+                a = torch.cat([unit_matrix(fa[(p[0], p[1])]) for p in ps])
+                b = torch.cat([unit_matrix(fb[(p[0], p[1])]) for p in ps])
+                stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device)).update(a, b)
     return stats

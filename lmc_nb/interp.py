@@ -14,11 +14,12 @@ from torch.func import functional_call
 from .data import Data, Loader
 from .asym import asym_layers, dense_twin
 from .models import MLP
-from .train import _loss
+from .train import batch_loss
+from .nnutil import has_batchnorm, batches
 
 # %% auto #0
 __all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'fit_temperature', 'ce_acc',
-           'calibrated_loss', 'has_batchnorm', 'reset_bn', 'Curve', 'path_outputs', 'lmc_curve']
+           'calibrated_loss', 'reset_bn', 'Curve', 'path_outputs', 'lmc_curve']
 
 # %% ../nbs/05_interp.ipynb #e9399cd7
 def effective_state_dict(model:nn.Module)->dict:
@@ -149,9 +150,6 @@ def calibrated_loss(logits:Tensor, # (L, n, C) logits of L models on one evaluat
     return ce_acc(zr * beta[..., None, None], y[rep])[0].float(), 1 / beta, ce_acc(zr, y[rep])[0].float()
 
 # %% ../nbs/05_interp.ipynb #38bcb91c
-def has_batchnorm(model:nn.Module)->bool:
-    return any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
-
 @torch.no_grad()
 def reset_bn(model:nn.Module, data:Data, bs:int=512, n_batches:int=None)->nn.Module:
     "Recompute the running statistics of every batch-norm layer of `model` on `data` (exact cumulative average)."
@@ -293,5 +291,5 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
             c.loss_calibrated, c.temperature = cal.tolist(), T.tolist()
     else:
         L = len(lams)
-        c = Curve(lams.tolist(), _loss(out.flatten(0, 1), data.y.repeat(L, *[1] * (data.y.ndim - 1)), loss, 'none').view(L, -1).mean(1).tolist())
+        c = Curve(lams.tolist(), batch_loss(out.flatten(0, 1), data.y.repeat(L, *[1] * (data.y.ndim - 1)), loss, 'none').view(L, -1).mean(1).tolist())
     return c

@@ -10,11 +10,11 @@ import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from .data import Data, Loader
-from .asym import SigmaAsym
 from .features import capture, unit_matrix
-from .interp import check_compatible, has_batchnorm, reset_bn
+from .interp import check_compatible, reset_bn
 from .merge import merged_model
 from .costs import linear_layers
+from .nnutil import ACTIVATION_TYPES, has_batchnorm
 
 # %% auto #0
 __all__ = ['gaussian_relu_cosine', 'gaussian_relu_cosine_mc', 'activation_modules', 'LEWCDiagnostics', 'lewc_diagnostics',
@@ -32,7 +32,7 @@ def gaussian_relu_cosine_mc(d:int, n:int=1000, seed:int=0)->Tensor:
     return Fn.cosine_similarity(torch.relu(u) + torch.relu(v), torch.relu(u + v), dim=-1)
 
 # %% ../nbs/09_lewc.ipynb #d30b4451
-_ACTS = (nn.ReLU, nn.GELU, nn.LeakyReLU, nn.SiLU, nn.ELU, nn.Tanh, nn.Sigmoid, SigmaAsym)
+_ACTS = ACTIVATION_TYPES      # every activation module of `nnutil.ACTIVATIONS`
 
 # %% ../nbs/09_lewc.ipynb #56aa7a19
 def activation_modules(model:nn.Module)->list:

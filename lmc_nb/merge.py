@@ -6,10 +6,11 @@
 from __future__ import annotations
 import torch
 from torch import nn, Tensor
-from .data import Data, Loader
+from .data import Data
 from .asym import dense_twin
-from .features import capture, unit_matrix
-from .interp import effective_state_dict, lerp, reset_bn, has_batchnorm, check_compatible
+from .features import feature_stats
+from .interp import effective_state_dict, lerp, reset_bn, check_compatible
+from .nnutil import NORM_TYPES, has_batchnorm
 from .perm import PermSpec, weight_matching, permute_model, apply_perm, align_weights
 from .match import activation_matching, align_activations
 
@@ -23,11 +24,9 @@ def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
     m = dense_twin(A); m.load_state_dict(lerp(effective_state_dict(A), effective_state_dict(B), lam))
     return m.eval()
 
-_NORMS = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm)
-
 def repair_points(model:nn.Module)->list:
     "Names of the modules whose outputs REPAIR corrects: every affine norm, or every hidden linear / conv layer of a norm-free model."
-    pts = [n for n, m in model.named_modules() if isinstance(m, _NORMS) and getattr(m, 'weight', None) is not None]
+    pts = [n for n, m in model.named_modules() if isinstance(m, NORM_TYPES) and getattr(m, 'weight', None) is not None]
     if pts: return pts
     lin = [n for n, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Conv2d))]
     return lin[:-1]   # not the output layer
@@ -36,18 +35,8 @@ def repair_points(model:nn.Module)->list:
 @torch.no_grad()
 def unit_moments(model:nn.Module, points:list, data:Data, bs:int=500, max_samples:int=None)->dict:
     "Per-unit mean and standard deviation of the outputs of modules `points` over `data` (streamed; pixels and tokens are samples)."
-    sums, seen = {}, 0
-    was = model.training; model.eval()
-    with capture(model, [(p, 'out') for p in points]) as feats:
-        for xb, _ in Loader(data, bs):
-            if max_samples is not None and seen >= max_samples: break
-            model(xb); seen += len(xb)
-            for p in points:
-                z = unit_matrix(feats[(p, 'out')]).double()
-                s = sums.setdefault(p, [0, 0., 0.])
-                s[0] += len(z); s[1] = s[1] + z.sum(0); s[2] = s[2] + (z * z).sum(0)
-    model.train(was)
-    return {p: (s1 / n, (s2 / n - (s1 / n) ** 2).clamp_min(0).sqrt()) for p, (n, s1, s2) in sums.items()}
+    st = feature_stats(model, model, data, {p: [(p, 'out')] for p in points}, bs, max_samples)
+    return {p: (s.mean_a, s.var_a.sqrt()) for p, s in st.items()}
 
 # %% ../nbs/06b_merge.ipynb #bf0fc0ce
 @torch.no_grad()
@@ -62,7 +51,7 @@ def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max
         mu_t, sd_t = (1 - lam) * mA[p][0] + lam * mB[p][0], (1 - lam) * mA[p][1] + lam * mB[p][1]
         s = (sd_t / sd_m.clamp_min(eps)).float(); mu_m, mu_t = mu_m.float(), mu_t.float()
         m = mods[p]
-        if isinstance(m, _NORMS):
+        if isinstance(m, NORM_TYPES):
             m.weight.mul_(s); m.bias.sub_(mu_m).mul_(s).add_(mu_t)
         else:
             m.weight.mul_(s.view(-1, *[1] * (m.weight.ndim - 1)))

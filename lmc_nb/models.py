@@ -8,7 +8,8 @@ import math
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
-from .asym import AsymLinear, AsymConv2d, SigmaAsym, SCHEMES, _check_scheme
+from .asym import AsymLinear, AsymConv2d, SigmaAsym, SCHEMES, check_scheme
+from .nnutil import ACTIVATIONS, make_activation
 
 # %% auto #0
 __all__ = ['ACTS', 'NORMS', 'VGG11_CFG', 'ARCHS', 'ASYM_ARCHS', 'layer_seed', 'ChannelLayerNorm', 'ni_mlp_fixed', 'MLP',
@@ -20,16 +21,13 @@ def layer_seed(mask_seed:int, i:int)->int:
     "Mask seed of the `i`-th asymmetric layer of a model with `mask_seed`."
     return (mask_seed * 1_000_003 + 7919 * (i + 1)) % (2 ** 63)
 
-ACTS = ('relu', 'gelu', 'sigma-asym', 'linear')
+ACTS = tuple(ACTIVATIONS)     # the activation names a model takes: `nnutil.ACTIVATIONS`
 NORMS = ('layer', 'batch', 'group', 'none')
 
 # %% ../nbs/02_models.ipynb #18a6e3db
 def _act(name:str, width:int, seed:int)->nn.Module:
-    if name == 'relu': return nn.ReLU()
-    if name == 'gelu': return nn.GELU()
-    if name == 'sigma-asym': return SigmaAsym(width, mask_seed=seed)
-    if name == 'linear': return nn.Identity()
-    raise ValueError(f"unknown activation {name!r}; choose one of {list(ACTS)}")
+    if callable(name): raise ValueError(f"a model's activation is a name, one of {list(ACTS)} (it is stored in the config)")
+    return make_activation(name, width, seed)
 
 # %% ../nbs/02_models.ipynb #92e51c00
 class ChannelLayerNorm(nn.LayerNorm):
@@ -75,7 +73,7 @@ class MLP(nn.Module):
                  n_fixed=None, # wasym: an int or one per layer; default `ni_mlp_fixed`
                  density:float=0.15, eps:float=0.5, mask_seed:int=0, bias:bool=True):
         super().__init__()
-        _check_scheme(scheme)
+        check_scheme(scheme)
         self.config = dict(arch='mlp', d_in=d_in, widths=list(widths), d_out=d_out, norm=norm, act=act, scheme=scheme,
                            sigma_f=sigma_f, n_fixed=n_fixed, density=density, eps=eps, mask_seed=mask_seed, bias=bias)
         dims = [d_in, *widths, d_out]
@@ -140,7 +138,7 @@ class ResNet20(nn.Module):
                  n_fixed:dict=None, # wasym: per-layer-kind counts, default `ni_resnet_fixed(width)`
                  density:float=0.15, eps:float=0.5, mask_seed:int=0):
         super().__init__()
-        _check_scheme(scheme)
+        check_scheme(scheme)
         self.config = dict(arch='resnet20', width=width, n_classes=n_classes, in_ch=in_ch, norm=norm, groups=groups, act=act,
                            scheme=scheme, sigma_f=sigma_f, n_fixed=n_fixed, density=density, eps=eps, mask_seed=mask_seed)
         chans = [round(16 * width), round(32 * width), round(64 * width)]
@@ -192,7 +190,7 @@ class VGG11(nn.Module):
     def __init__(self, width:float=1, n_classes:int=10, in_ch:int=3, norm:str='batch', act:str='relu',
                  scheme:str='dense', sigma_f:float=1.0, n_fixed:int=None, density:float=0.15, eps:float=0.5, mask_seed:int=0):
         super().__init__()
-        _check_scheme(scheme)
+        check_scheme(scheme)
         self.config = dict(arch='vgg11', width=width, n_classes=n_classes, in_ch=in_ch, norm=norm, act=act, scheme=scheme,
                            sigma_f=sigma_f, n_fixed=n_fixed, density=density, eps=eps, mask_seed=mask_seed)
         self.convs, self.norms, self.acts, self.pool_after = nn.ModuleList(), nn.ModuleList(), nn.ModuleList(), []
@@ -252,7 +250,7 @@ class ViT(nn.Module):
                  mlp_ratio:int=4, act:str='gelu', scheme:str='dense', sigma_f:float=1.0, n_fixed:int=8, density:float=0.15,
                  eps:float=0.5, mask_seed:int=0):
         super().__init__()
-        _check_scheme(scheme)
+        check_scheme(scheme)
         self.config = dict(arch='vit', img=img, patch=patch, in_ch=in_ch, n_classes=n_classes, dim=dim, depth=depth, heads=heads,
                            mlp_ratio=mlp_ratio, act=act, scheme=scheme, sigma_f=sigma_f, n_fixed=n_fixed, density=density,
                            eps=eps, mask_seed=mask_seed)

@@ -13,10 +13,11 @@ import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
 from .models import ASYM_ARCHS, NORMS, ACTS
-from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, loss_kind, resumable, write_atomic, _resolve
-from .interp import lmc_curve, Curve, has_batchnorm
+from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, loss_kind, resumable, write_atomic, resolve_checkpoint
+from .interp import lmc_curve, Curve
+from .nnutil import has_batchnorm
 from .asym import dense_twin
-from .zoo import ALIGNERS, register_aligner, _model_config, _train_config, mean_ci
+from .zoo import ALIGNERS, register_aligner, run_model_config, run_train_config, mean_ci
 from .lewc import lewc_diagnostics, activation_modules
 
 # %% auto #0
@@ -85,7 +86,7 @@ class ReportConfig:
 # %% ../nbs/12_report.ipynb #4a509f63
 def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:
     "The model config of one scheme of the report."
-    return _model_config(dict(arch=cfg.arch, scheme=scheme, sigma_f=cfg.sigma_f, mask_seed=cfg.mask_seed,
+    return run_model_config(dict(arch=cfg.arch, scheme=scheme, sigma_f=cfg.sigma_f, mask_seed=cfg.mask_seed,
                               width=cfg.width, depth=cfg.depth, norm=cfg.norm, act=cfg.act), data)   # the zoo's mapping, shared
 
 def data_key(cfg:ReportConfig)->dict:
@@ -94,11 +95,11 @@ def data_key(cfg:ReportConfig)->dict:
                 **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {}))
 
 def _train_cfg(cfg:ReportConfig, data:Splits, seed:int)->TrainConfig:
-    return _train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data)
+    return run_train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data)
 
 def _matches(path:Path, mcfg:dict, tcfg:TrainConfig, dkey:dict)->bool:
     "Is there a finished model at `path` trained with exactly these model, training and data settings?"
-    try: meta = json.loads((_resolve(path) / 'config.json').read_text())
+    try: meta = json.loads((resolve_checkpoint(path) / 'config.json').read_text())
     except (FileNotFoundError, ValueError): return False
     return (meta.get('model') == json.loads(json.dumps(mcfg)) and meta.get('train') == asdict(tcfg)
             and meta.get('data') == json.loads(json.dumps(dkey)) and meta.get('done', False))

@@ -11,8 +11,9 @@ from tqdm.auto import tqdm
 from .data import Data, Loader
 from .asym import dense_twin
 from .interp import effective_state_dict, check_compatible
-from .train import _loss
+from .train import batch_loss
 from .perm import PermSpec, weight_matching, apply_perm, permute_model
+from .nnutil import has_batchnorm
 
 # %% auto #0
 __all__ = ['ste_matching', 'align_ste']
@@ -21,7 +22,7 @@ __all__ = ['ste_matching', 'align_ste']
 @torch.no_grad()
 def _mid_loss(skel, sa, sb_perm, data:Data, kind:str, bs:int=1000)->float:
     mid = {k: (v + sb_perm[k]) / 2 if v.is_floating_point() else v for k, v in sa.items()}
-    tot = sum(float(_loss(functional_call(skel, mid, (xb,)), yb, kind, 'sum')) for xb, yb in Loader(data, bs))
+    tot = sum(float(batch_loss(functional_call(skel, mid, (xb,)), yb, kind, 'sum')) for xb, yb in Loader(data, bs))
     return tot / len(data)
 
 # %% ../nbs/06c_ste.ipynb #1a4e2130
@@ -35,7 +36,7 @@ def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architect
     check_compatible(A, B, effective=True)
     spec = PermSpec.of(A)
     skel = dense_twin(A)
-    if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in skel.modules()):
+    if has_batchnorm(skel):
         raise ValueError("ste_matching: batch-norm models need statistics re-estimated at the midpoint; not supported yet")
     skel.eval()
     sa, sb = effective_state_dict(A), effective_state_dict(B)
@@ -51,7 +52,7 @@ def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architect
                 perms, _ = weight_matching(spec, {k: v.detach() for k, v in proxy.items()} | {k: v for k, v in sa.items() if k not in proxy}, sb, seed=seed)
                 pb = apply_perm(spec, sb, perms)
             mid = {k: (sa[k] + proxy[k] + (pb[k] - proxy[k]).detach()) / 2 if k in proxy else v for k, v in sa.items()}
-            l = _loss(functional_call(skel, mid, (xb,)), yb, loss)
+            l = batch_loss(functional_call(skel, mid, (xb,)), yb, loss)
             opt.zero_grad(); l.backward(); opt.step()
             step += 1
             if step % eval_every == 0:

@@ -14,27 +14,21 @@ from .models import MLP, MyrtleCNN, ResNet20, VGG11, ViT
 from .features import CrossStats, capture, unit_matrix
 from .perm import hungarian
 from .train import evaluate
-from .interp import reset_bn, has_batchnorm
+from .interp import reset_bn
+from .nnutil import has_batchnorm, make_activation
 
 # %% auto #0
-__all__ = ['ACTIVATIONS', 'SPLITS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope',
-           'birkhoff_project', 'soft_sort', 'Stitch', 'n_splits', 'Stitched', 'feature_moments', 'init_from_features',
-           'train_stitch', 'procrustes_from_stats', 'procrustes', 'cka', 'dissimilarities', 'model_dissimilarities']
+__all__ = ['IG_TABLE1', 'SPLITS', 'phi', 'in_group', 'sample_group', 'gelu_homogeneity_gap', 'gelu_gap_slope', 'birkhoff_project',
+           'soft_sort', 'Stitch', 'n_splits', 'Stitched', 'feature_moments', 'init_from_features', 'train_stitch',
+           'procrustes_from_stats', 'procrustes', 'cka', 'dissimilarities', 'model_dissimilarities']
 
 # %% ../nbs/11_stitch.ipynb #56a4400f
-ACTIVATIONS = {'relu': torch.relu, 'leaky_relu': lambda x: Fn.leaky_relu(x, 0.01), 'gelu': Fn.gelu, 'sigmoid': torch.sigmoid,
-               'rbf': lambda x: torch.exp(-x * x / 2) / math.sqrt(2 * math.pi), 'cube': lambda x: x ** 3}
-
-# %% ../nbs/11_stitch.ipynb #55743286
-def _act(sigma): 
-    if callable(sigma): return sigma
-    if sigma not in ACTIVATIONS: raise ValueError(f"unknown activation {sigma!r}; choose one of {list(ACTIVATIONS)} or pass a callable")
-    return ACTIVATIONS[sigma]
+IG_TABLE1 = ('relu', 'leaky_relu', 'gelu', 'sigmoid', 'rbf', 'cube')   # the σ whose groups IG Table 1 states (modules from `nnutil.ACTIVATIONS`)
 
 # %% ../nbs/11_stitch.ipynb #db9b427a
 def phi(sigma, A:Tensor)->Tensor:
     "φ_σ(A) = σ(A) σ(I)⁻¹ (IG Lemma 3.1); refuses σ whose σ(I) is singular (Lemma E.7)."
-    s = _act(sigma); A = torch.as_tensor(A, dtype=torch.float64)
+    s = make_activation(sigma); A = torch.as_tensor(A, dtype=torch.float64)
     n = A.shape[-1]
     s1, s0 = float(s(torch.tensor(1., dtype=torch.float64))), float(s(torch.tensor(0., dtype=torch.float64)))
     if abs(s1 - s0) < 1e-12 or abs(s1 + (n - 1) * s0) < 1e-12:
@@ -44,7 +38,7 @@ def phi(sigma, A:Tensor)->Tensor:
 # %% ../nbs/11_stitch.ipynb #03838613
 def in_group(sigma, A:Tensor, n_samples:int=512, tol:float=1e-8, seed:int=0)->bool:
     "Does σ(A x) = φ_σ(A) σ(x) hold (relative error ≤ tol) on random Gaussian inputs, i.e. is A ∈ G_σ?"
-    s = _act(sigma); A = torch.as_tensor(A, dtype=torch.float64)
+    s = make_activation(sigma); A = torch.as_tensor(A, dtype=torch.float64)
     x = torch.randn(n_samples, A.shape[-1], generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2
     lhs, rhs = s(x @ A.T), s(x) @ phi(sigma, A).T
     return bool((lhs - rhs).abs().max() <= tol * (1 + lhs.abs().max()))
@@ -279,7 +273,6 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
     Bref = copy.deepcopy(B).eval()
     _, _, C = _split(A, l)
     if _split(B, l)[2] != C: raise ValueError(f"train_stitch: A and B have {C} and {_split(B, l)[2]} channels at layer {l}")
-    torch.manual_seed(seed)
     st = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed))
     if init not in ('ig', 'match'): raise ValueError(f"train_stitch: init must be 'ig' or 'match', got {init!r}")
     tr = data.train if max_samples is None else data.train[:max_samples]

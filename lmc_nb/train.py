@@ -15,10 +15,12 @@ from safetensors.torch import save_file, load_file, safe_open
 from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .models import build_model
+from .nnutil import eval_mode, has_batchnorm
 
 # %% auto #0
-__all__ = ['init_model', 'TrainConfig', 'lr_at', 'native_bf16', 'autocast_for', 'loss_kind', 'evaluate', 'write_atomic',
-           'save_model', 'load_model', 'NonFiniteLoss', 'make_optimizer', 'resumable', 'train', 'train_many']
+__all__ = ['init_model', 'TrainConfig', 'lr_at', 'native_bf16', 'autocast_for', 'loss_kind', 'batch_loss', 'evaluate',
+           'write_atomic', 'resolve_checkpoint', 'save_model', 'load_model', 'NonFiniteLoss', 'make_optimizer',
+           'resumable', 'train', 'train_many']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -92,10 +94,11 @@ def loss_kind(cfg_loss:str, data:Splits=None)->str:
     return 'mse' if (data is not None and data.task == 'regression') else 'ce'
 
 # %% ../nbs/03_train.ipynb #76e9ac6c
-def _loss(out:Tensor, y:Tensor, kind:str, reduction='mean')->Tensor:
+def batch_loss(out:Tensor, y:Tensor, kind:str, reduction='mean')->Tensor:
+    "The training loss of a batch: cross-entropy ('ce'), or squared error per sample averaged over outputs ('mse')."
     if kind == 'ce': return Fn.cross_entropy(out, y, reduction=reduction)
     l = Fn.mse_loss(out, y, reduction='none').flatten(1).mean(1)
-    return l.mean() if reduction == 'mean' else l
+    return {'mean': l.mean, 'sum': l.sum}.get(reduction, lambda: l)()     # 'none': per sample
 
 # %% ../nbs/03_train.ipynb #b7a43d94
 @torch.no_grad()
@@ -103,15 +106,14 @@ def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
              amp:str='none', # 'bf16': the forward pass under bfloat16 autocast (the loss is summed in float32)
             )->dict:
     "Mean loss and accuracy (classification) of `model` on `data`, streamed in batches."
-    was = model.training; model.eval()
     tot, correct = 0., 0
     dev = next(model.parameters()).device
-    for xb, yb in Loader(data, bs):
-        with autocast_for(amp, dev): out = model(xb)
-        out = out.float()
-        tot += _loss(out, yb, loss, 'sum').item()
-        if loss == 'ce': correct += (out.argmax(1) == yb).sum().item()
-    model.train(was)
+    with eval_mode(model):
+        for xb, yb in Loader(data, bs):
+            with autocast_for(amp, dev): out = model(xb)
+            out = out.float()
+            tot += batch_loss(out, yb, loss, 'sum').item()
+            if loss == 'ce': correct += (out.argmax(1) == yb).sum().item()
     res = dict(loss=tot / len(data))
     if loss == 'ce': res['acc'] = correct / len(data)
     return res
@@ -157,8 +159,8 @@ def _find(path)->Path:
     return None
 
 # %% ../nbs/03_train.ipynb #5bea370a
-def _resolve(path)->Path:
-    "Like `_find`, but a missing checkpoint is an error."
+def resolve_checkpoint(path)->Path:
+    "The checkpoint file at `path` (a file, or a folder holding one); a missing checkpoint is an error."
     p = _find(path)
     if p is None: raise FileNotFoundError(f"no checkpoint at {path} (expected {path}/config.json and model.safetensors)")
     return p
@@ -180,7 +182,7 @@ def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->
 # %% ../nbs/03_train.ipynb #1b4cb9ea
 def load_model(path, device='cpu')->tuple:
     "Load a model saved by `save_model`: returns `(model, meta)`."
-    path = _resolve(path)
+    path = resolve_checkpoint(path)
     try: meta = json.loads((path / 'config.json').read_text())
     except json.JSONDecodeError as e: raise ValueError(f"{path / 'config.json'}: not valid JSON ({e})") from None
     if not isinstance(meta, dict) or not isinstance(meta.get('model'), dict):
@@ -272,7 +274,7 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
         model.train()
         for i, (xb, yb) in enumerate(dl):
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            with autocast_for(cfg.amp, dev): loss = _loss(model(xb), yb, kind)
+            with autocast_for(cfg.amp, dev): loss = batch_loss(model(xb), yb, kind)
             if not torch.isfinite(loss):
                 model.load_state_dict(good)
                 raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
@@ -313,7 +315,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
     if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
     if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
         raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
-    if any(isinstance(x, nn.modules.batchnorm._BatchNorm) for x in models[0].modules()):
+    if has_batchnorm(models[0]):
         raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
     if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
     seeds = list(range(len(models))) if seeds is None else list(seeds)
@@ -332,7 +334,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
             with autocast_for(cfg.amp, dev):
                 out = fwd(params, buffers, xb)                               # (S, B, ...)
-                losses = _loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(len(models), -1).mean(1)
+                losses = batch_loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(len(models), -1).mean(1)
             if not torch.isfinite(losses).all():
                 bad = [seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]
                 with torch.no_grad():

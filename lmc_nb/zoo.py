@@ -21,11 +21,12 @@ from .asym import dense_twin
 from .perm import align_weights
 from .match import align_activations
 from .ste import align_ste
+from .nnutil import has_batchnorm
 
 # %% auto #0
 __all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'ALIGNERS', 'load_grid', 'check_grid_values', 'expand_grid',
-           'run_id', 'run_one', 'open_zoo', 'zoo_rows', 'write_table', 'sweep', 'register_aligner', 'mean_ci',
-           'independent_pairs', 'pair_table']
+           'run_id', 'run_model_config', 'run_train_config', 'run_one', 'open_zoo', 'zoo_rows', 'write_table', 'sweep',
+           'register_aligner', 'mean_ci', 'independent_pairs', 'pair_table']
 
 # %% ../nbs/07_zoo.ipynb #6b05ae06
 ZOO_FORMAT = 1
@@ -101,7 +102,8 @@ def _data(cfg:dict):
     return _DATA[key]
 
 # %% ../nbs/07_zoo.ipynb #a3c7e41a
-def _model_config(cfg:dict, data)->dict:
+def run_model_config(cfg:dict, data)->dict:
+    "The model config (for `init_model`) of a zoo run's `cfg`, sized to `data`."
     kw = dict(scheme=cfg['scheme'], sigma_f=cfg['sigma_f'], mask_seed=cfg['mask_seed'])
     kw.update({k: cfg[k] for k in ('norm', 'act') if cfg.get(k) is not None})    # None: the architecture's default
     if cfg['arch'] == 'mlp': kw['widths'] = [int(cfg['width'])] * cfg['depth']
@@ -110,7 +112,8 @@ def _model_config(cfg:dict, data)->dict:
     return model_for(cfg['arch'], data.in_shape, data.n_classes, **kw).config
 
 # %% ../nbs/07_zoo.ipynb #c2d044d1
-def _train_config(cfg:dict, data)->TrainConfig:
+def run_train_config(cfg:dict, data)->TrainConfig:
+    "The `TrainConfig` of a zoo run's `cfg` (augmentation as `data` asks)."
     return TrainConfig(epochs=cfg['epochs'], bs=cfg['bs'], lr=cfg['lr'], wd=cfg['wd'], seed=cfg['seed'],
                        augment=data.meta.get('augment') == 'flip_crop')
 
@@ -138,8 +141,8 @@ def run_one(root, cfg:dict, threads:int=1)->dict:
     old = torch.get_num_threads(); torch.set_num_threads(threads)   # same threads everywhere: bit-identical backends
     try:
         data = _data(cfg); t0 = time.perf_counter()
-        model = init_model(_model_config(cfg, data), cfg['seed'])
-        train(model, data, _train_config(cfg, data), ckpt=run / 'ckpt', progress=False)
+        model = init_model(run_model_config(cfg, data), cfg['seed'])
+        train(model, data, run_train_config(cfg, data), ckpt=run / 'ckpt', progress=False)
         return _finish(run, cfg, model, data, time.perf_counter() - t0)
     except Exception as e: return _fail(run, e)
     finally: torch.set_num_threads(old)
@@ -186,9 +189,9 @@ def _run_group(root, cfgs:list, threads:int=1)->list:
     old = torch.get_num_threads(); torch.set_num_threads(threads)
     try:
         data = _data(cfgs[0]); t0 = time.perf_counter()
-        models = [init_model(_model_config(c, data), c['seed']) for c in cfgs]
-        tc = _train_config(cfgs[0], data)
-        if tc.augment or any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in models[0].modules()):
+        models = [init_model(run_model_config(c, data), c['seed']) for c in cfgs]
+        tc = run_train_config(cfgs[0], data)
+        if tc.augment or has_batchnorm(models[0]):
             return [run_one(root, c, threads) for c in cfgs]
         try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False)
         except NonFiniteLoss: return [run_one(root, c, threads) for c in cfgs]      # isolate the failing seed
