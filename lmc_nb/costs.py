@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .data import Data, Loader
 from .features import capture
 from .interp import path_outputs
-from .nnutil import eval_mode
+from .nnutil import eval_mode, batches
 
 # %% auto #0
 __all__ = ['linear_layers', 'input_moments', 'Subspace', 'coherence', 'input_subspace', 'layer_parts', 'Geometry', 'geometry',
@@ -501,8 +501,8 @@ def chord_deviation(WA:Tensor, WB:Tensor, # (m, d) effective weights of the two 
     bB = torch.zeros(len(WB), dtype=torch.float64) if bB is None else bB.double()
     lam = lams.view(-1, 1, 1)
     tot, n = torch.zeros(len(lams), dtype=torch.float64), 0
-    for s in range(0, len(X), bs):
-        x = X[s:s + bs].double()
+    for x in batches(X, bs):
+        x = x.double()
         za, zb = x @ WA.T + bA, x @ WB.T + bB                    # pre-activations are affine in λ
         ha, hb = act(za), act(zb)
         xi = act(torch.lerp(za[None], zb[None], lam)) - torch.lerp(ha[None], hb[None], lam)
@@ -516,8 +516,8 @@ def network_chord_deviation(A:nn.Module, B:nn.Module, data:Data, lams=11, bs:int
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     grid = torch.cat([torch.tensor([0., 1.]), lams])
     tot, n = torch.zeros(len(lams), dtype=torch.float64), 0
-    for s in range(0, len(data), bs):
-        out = path_outputs(A, B, data.X[s:s + bs], grid).double().flatten(2)         # (2 + L, n, C)
+    for xb in batches(data.X, bs):
+        out = path_outputs(A, B, xb, grid).double().flatten(2)         # (2 + L, n, C)
         chord = torch.lerp(out[0][None], out[1][None], lams.double().view(-1, 1, 1))
         tot += ((out[2:] - chord) ** 2).sum((1, 2)); n += out.shape[1]
     return (tot / n).sqrt()

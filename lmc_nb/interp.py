@@ -194,7 +194,7 @@ def _vmap_outputs(skel, sa, sb, lams, X, bs):
     "(L, n, ...) outputs of all λ for any model: `vmap` over stacked weights, one pass per data batch."
     stacked = stack_lerp(sa, sb, lams)
     call = torch.vmap(lambda p, x: functional_call(skel, p, (x,)), in_dims=(0, None))
-    return torch.cat([call(stacked, X[i:i + bs]) for i in range(0, len(X), bs)], 1)
+    return torch.cat([call(stacked, xb) for xb in batches(X, bs)], 1)
 
 # %% ../nbs/05_interp.ipynb #b34a8d96
 def _mlp_fast_ok(skel)->bool:
@@ -218,8 +218,8 @@ def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
         else: Wt.append(W); bt.append(b.unsqueeze(2))        # head: W (L, C, m) @ g^T gives class-major logits, fast for small C
     aff = [(st.get(f'norms.{j}.weight'), st.get(f'norms.{j}.bias')) for j in range(nl - 1)]
     outs = []
-    for i in range(0, len(X), bs):
-        xb = X[i:i + bs].flatten(1)
+    for xb in batches(X, bs):
+        xb = xb.flatten(1)
         z = torch.lerp(Fn.linear(xb, WA, bA).unsqueeze(0), Fn.linear(xb, WB, bB).unsqueeze(0), lam)   # (L, rows, m)
         for j in range(nl - 1):
             if ln[j]:
@@ -241,7 +241,7 @@ def _naive_outputs(skel, sa, sb, lams, X, bs, bn_data=None):
         m = copy.deepcopy(skel); m.load_state_dict(lerp(sa, sb, lam))
         if bn_data is not None: reset_bn(m, bn_data, bs=500)
         m.eval()
-        outs.append(torch.cat([m(X[i:i + bs]) for i in range(0, len(X), bs)]))
+        outs.append(torch.cat([m(xb) for xb in batches(X, bs)]))
     return torch.stack(outs)
 
 # %% ../nbs/05_interp.ipynb #427754c4
