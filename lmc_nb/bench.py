@@ -9,9 +9,8 @@ from dataclasses import replace
 import torch
 from torch import nn, Tensor
 from .data import Data, Splits, load_data, data_root
-from .models import build_model
-from .train import TrainConfig, init_model, train, train_many, evaluate, native_bf16
-from .interp import lmc_curve, lerp, effective_state_dict
+from .train import TrainConfig, init_model, train, train_many, native_bf16
+from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, weight_matching, weight_matching_reference, match_objective, apply_perm, random_perms, invert_perm
 import numpy as np
@@ -34,16 +33,8 @@ def report_line(name:str, ours:float, base:float, **extra)->dict:
     return dict(name=name, ours_s=round(ours, 4), baseline_s=round(base, 4), ratio=round(base / ours, 2), **extra)
 
 # %% ../nbs/12a_bench.ipynb #6f686c61
-def _naive_curve(A, B, data:Data, lams)->list:
-    "Baseline: one freshly built model per λ (interpolating W is interpolating W_eff, `01_asym`)."
-    sa, sb = A.state_dict(), B.state_dict()
-    out = []
-    for lam in lams.tolist():
-        m = build_model(**A.config); m.load_state_dict(lerp(sa, sb, lam)); out.append(evaluate(m, data)['loss'])
-    return out
-
 def bench_interp(repeat:int=3, quick:bool=False)->list:
-    "Batched λ-curve vs one model per λ, on the default report's models and on a paper-size MLP."
+    "Batched λ-curve vs the reference (one model per λ, `lmc_curve(method='naive')`), on the default report's models and on a paper-size MLP."
     res, lams = [], torch.linspace(0, 1, 25)
     gmm = load_data('gmm', n=50_000, k=8)
     small = dict(arch='mlp', d_in=128, widths=[64] * 3, d_out=5)
@@ -55,7 +46,7 @@ def bench_interp(repeat:int=3, quick:bool=False)->list:
     for name, cfg, data in cases:
         A, B = init_model(cfg, 0), init_model(cfg, 1)
         t_o, ours = best_time(lambda: lmc_curve(A, B, data, lams, calibrate=False).loss, repeat)
-        t_b, base = best_time(lambda: _naive_curve(A, B, data, lams), repeat)
+        t_b, base = best_time(lambda: lmc_curve(A, B, data, lams, method='naive', calibrate=False).loss, repeat)   # one model per λ (05's reference)
         torch.testing.assert_close(torch.tensor(ours), torch.tensor(base), atol=1e-4, rtol=1e-4)   # same numbers
         res.append(report_line(name, t_o, t_b, n_lambdas=25, n_inputs=len(data)))
     return res
@@ -226,22 +217,10 @@ def bench_ts(repeat:int=1, quick:bool=False)->list:
     return [report_line('ts_exact_loss_1000x25', t_e, t_mc * scale, students=n * L, width=m, mc_samples=N, mc_students_timed=50,
                         float32_s=round(t_32, 3), float32_max_rel_err=err32)]
 
-# %% ../nbs/12a_bench.ipynb #71c59501
-def _swap_loop(V, R, Q, pairs)->list:
-    "Baseline: NI Lem. C.8 pair by pair (numpy)."
-    out = []
-    for i, j in pairs:
-        vij = V[j] - V[i]
-        center = vij @ (Q[i] + Q[j]) @ vij
-        cross = 2 * vij @ (Q[i] @ R[j] - Q[j] @ R[i])
-        mism = R[j] @ (Q[i] - Q[j]) @ R[j] + R[i] @ (Q[j] - Q[i]) @ R[i]
-        out.append(center + cross + mism)
-    return out
-
 # %% ../nbs/12a_bench.ipynb #0f375bfc
 def bench_costs(repeat:int=3, quick:bool=False)->list:
     "All swap costs of a layer (NI Lem. C.8), vectorised vs a per-pair loop."
-    from lmc_nb.costs import input_subspace, geometry, swap_costs, cost_matrix, min_reassignment
+    from lmc_nb.costs import input_subspace, geometry, swap_costs, cost_matrix, min_reassignment, swap_costs_reference
     from lmc_nb.asym import AsymLinear
     from lmc_nb.data import gaussian_mixture
     m, out = (128 if quick else 512), []
@@ -257,7 +236,7 @@ def bench_costs(repeat:int=3, quick:bool=False)->list:
         pairs = [tuple(p) for p in g.choice(m, size=(2000, 2), replace=True) if p[0] != p[1]]
         def loop():
             Q = [np.linalg.inv(Si) for Si in S]                      # per-neuron inverses, once
-            return _swap_loop(V, R, Q, pairs)
+            return swap_costs_reference(V, R, Q, pairs)
         t_inv, _ = best_time(lambda: [np.linalg.inv(Si) for Si in S], 1)
         t_loop, ref = best_time(loop, 1)
         got = D.numpy()[tuple(np.array(pairs).T)]
