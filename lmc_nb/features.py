@@ -38,16 +38,17 @@ def capture(model:nn.Module, points:list):
 # %% ../nbs/04_features.ipynb #e5f91a81
 class CrossStats:
     "Streaming moments of paired features a (n, m), b (n, m'): means, variances, cross-covariance, correlation."
-    def __init__(self, m:int, m2:int=None, device=None):
+    def __init__(self, m:int, m2:int=None, device=None, cross:bool=True):   # cross=False: per-unit moments only
         m2 = m if m2 is None else m2
         kw = dict(dtype=torch.float64, device=device)
         self.n, self.sa, self.sb, self.saa, self.sbb = 0, torch.zeros(m, **kw), torch.zeros(m2, **kw), torch.zeros(m, **kw), torch.zeros(m2, **kw)
-        self.sab = torch.zeros(m, m2, **kw)
+        self.sab = torch.zeros(m, m2, **kw) if cross else None
     def update(self, a:Tensor, b:Tensor):
         if len(a) != len(b): raise ValueError(f"CrossStats: {len(a)} samples of a but {len(b)} of b")
         a, b = a.double(), b.double()
         self.n += len(a); self.sa += a.sum(0); self.sb += b.sum(0)
-        self.saa += (a * a).sum(0); self.sbb += (b * b).sum(0); self.sab.addmm_(a.T, b)
+        self.saa += (a * a).sum(0); self.sbb += (b * b).sum(0)
+        if self.sab is not None: self.sab.addmm_(a.T, b)
         return self
     @property
     def mean_a(self): return self.sa / self.n
@@ -57,7 +58,9 @@ class CrossStats:
     def var_a(self): return (self.saa / self.n - self.mean_a ** 2).clamp_min(0)
     @property
     def var_b(self): return (self.sbb / self.n - self.mean_b ** 2).clamp_min(0)
-    def cov(self)->Tensor: return self.sab / self.n - torch.outer(self.mean_a, self.mean_b)
+    def cov(self)->Tensor:
+        if self.sab is None: raise ValueError("CrossStats(cross=False) keeps no cross-moments; build it with cross=True")
+        return self.sab / self.n - torch.outer(self.mean_a, self.mean_b)
     def corr(self, eps:float=1e-12)->Tensor:
         "Pearson correlations (m, m'); 0 for units without variance."
         sd = torch.outer(self.var_a.sqrt(), self.var_b.sqrt())
@@ -69,6 +72,7 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
                   data:Data, # inputs (labels unused)
                   groups:dict=None, # group → observation points; default `A.feature_spec()`
                   bs:int=512, max_samples:int=None, # batch size; use only the first samples
+                  cross:bool=True, # False: per-unit means and variances only (no (m, m') cross-moment)
                  )->dict: # group → CrossStats
     "Stream `data` through `A` and `B` and accumulate per-group cross-moments of their features."
     if groups is None:
@@ -84,5 +88,5 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
             for gname, ps in groups.items():
                 a = torch.cat([unit_matrix(fa[(p[0], p[1])]) for p in ps])
                 b = torch.cat([unit_matrix(fb[(p[0], p[1])]) for p in ps])
-                stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device)).update(a, b)
+                stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device, cross)).update(a, b)
     return stats

@@ -35,7 +35,7 @@ def repair_points(model:nn.Module)->list:
 @torch.no_grad()
 def unit_moments(model:nn.Module, points:list, data:Data, bs:int=500, max_samples:int=None)->dict:
     "Per-unit mean and standard deviation of the outputs of modules `points` over `data` (streamed; pixels and tokens are samples)."
-    st = feature_stats(model, model, data, {p: [(p, 'out')] for p in points}, bs, max_samples)
+    st = feature_stats(model, model, data, {p: [(p, 'out')] for p in points}, bs, max_samples, cross=False)
     return {p: (s.mean_a, s.var_a.sqrt()) for p, s in st.items()}
 
 # %% ../nbs/06b_merge.ipynb #bf0fc0ce
