@@ -31,6 +31,9 @@ if (cd "$snap" && nbdev_clean >"$tmp/clean.log" 2>&1); then
   if [ -n "$dirty" ]; then echo "FAIL: nbdev_clean would change:"; echo "$dirty"; fail=1; else echo "ok"; fi
 else cat "$tmp/clean.log"; echo "FAIL: nbdev_clean errored"; fail=1; fi
 
+echo "== imports in import cells (nbdev_proc_nbs runs every cell that imports; scripts/nb_lint.py says why)"
+python3 scripts/nb_lint.py || fail=1
+
 echo "== docs pre-processing (nbdev_proc_nbs)"
 # Without Quarto on PATH, nbdev_proc_nbs tries to download Quarto and then runs `pip install -e` on the folder it is
 # in (here the snapshot): a no-op `quarto` shim for this one step keeps it from touching the machine.
