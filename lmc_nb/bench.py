@@ -220,7 +220,8 @@ def bench_ts(repeat:int=1, quick:bool=False)->list:
 # %% ../nbs/12a_bench.ipynb #0f375bfc
 def bench_costs(repeat:int=3, quick:bool=False)->list:
     "All swap costs of a layer (NI Lem. C.8), vectorised vs a per-pair loop."
-    from lmc_nb.costs import input_subspace, geometry, swap_costs, cost_matrix, min_reassignment, swap_costs_reference
+    from lmc_nb.subspace import input_subspace
+    from lmc_nb.costs import geometry, swap_costs, cost_matrix, min_reassignment, swap_costs_reference
     from lmc_nb.asym import AsymLinear
     from lmc_nb.data import gaussian_mixture
     m, out = (128 if quick else 512), []

@@ -13,7 +13,7 @@ from .data import Data, Loader
 from .features import capture, unit_matrix
 from .interp import check_compatible, reset_bn
 from .merge import merged_model
-from .costs import linear_layers
+from .subspace import linear_layers
 from .nnutil import ACTIVATION_TYPES, has_batchnorm
 
 # %% auto #0

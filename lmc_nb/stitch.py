@@ -245,7 +245,7 @@ def fit_stitch(st:Stitched, tr:Data, loss_fn, epochs:int=2, lr:float=1e-2, momen
 # %% ../nbs/11a_stitch.ipynb #98fe37df
 def polish_scale(S:Stitch, perm:Tensor, tr:Data, loss_fn, epochs:int, bs:int=128, seed:int=0)->Stitch:
     "G_ReLU after thresholding: fix P at the permutation and refit D on the task loss (convex for a linear tail)."
-    C, rows = S.C, torch.arange(S.C)
+    rows = torch.arange(S.C)
     with torch.no_grad():
         M = S.thresholded
         S.P.copy_(torch.zeros_like(S.P).index_put_((rows, perm), torch.tensor(1.)))
