@@ -12,7 +12,8 @@ from .data import Data, Splits, load_data, data_root
 from .train import TrainConfig, init_model, train, train_many, native_bf16
 from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
-from .perm import PermSpec, weight_matching, weight_matching_reference, match_objective, apply_perm, random_perms, invert_perm
+from .perm import PermSpec, apply_perm, random_perms, invert_perm
+from .match import weight_matching, weight_matching_reference, match_objective
 import numpy as np
 from .lewc import peak_memory_growth
 

@@ -5,7 +5,7 @@
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
 import json, math, os
-from dataclasses import dataclass, asdict, field
+from dataclasses import dataclass, asdict
 from pathlib import Path
 from .train import write_atomic
 

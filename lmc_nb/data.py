@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_data.ipynb #24cb9f42
 from __future__ import annotations
-import gzip, os, shutil, math
+import gzip, os, math
 from dataclasses import dataclass, field
 from pathlib import Path
 import torch

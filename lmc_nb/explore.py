@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import torch
 from torch import nn, Tensor
-from .data import Data, Splits, load_data
+from .data import Splits, load_data
 from .models import model_for
 from .train import TrainConfig, train, load_model, init_model
 from .interp import lmc_curve, Curve

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import warnings
 import copy, math
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, asdict
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn

@@ -5,14 +5,14 @@
 # %% ../nbs/06b_merge.ipynb #b2269de4
 from __future__ import annotations
 import torch
-from torch import nn, Tensor
+from torch import nn
 from .data import Data
 from .asym import dense_twin
 from .features import feature_stats
 from .interp import effective_state_dict, lerp, reset_bn, check_compatible
 from .nnutil import NORM_TYPES, has_batchnorm
-from .perm import PermSpec, weight_matching, permute_model, apply_perm, align_weights
-from .match import activation_matching, align_activations
+from .perm import PermSpec, apply_perm
+from .match import weight_matching, align_weights, align_activations
 
 # %% auto #0
 __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'merge_models', 'merge_many']

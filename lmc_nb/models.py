@@ -8,7 +8,7 @@ import math
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
-from .asym import AsymLinear, AsymConv2d, SigmaAsym, SCHEMES, check_scheme
+from .asym import AsymLinear, AsymConv2d, SigmaAsym, check_scheme
 from .nnutil import ACTIVATIONS, make_activation
 
 # %% auto #0

@@ -5,19 +5,17 @@
 # %% ../nbs/06_perm.ipynb #2cf9dcb8
 from __future__ import annotations
 import math, warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import nn, Tensor
 from scipy.optimize import linear_sum_assignment
 from .asym import dense_twin
-from .interp import effective_state_dict, check_compatible
+from .interp import effective_state_dict
 
 # %% auto #0
 __all__ = ['Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms', 'permute_model',
-           'check_spec', 'hungarian', 'sinkhorn', 'weight_matching_reference', 'match_objective', 'greedy_start',
-           'weight_matching', 'align_weights']
+           'check_spec', 'hungarian', 'sinkhorn']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -175,162 +173,3 @@ def sinkhorn(S:Tensor, # (..., n, n) scores
         warnings.warn(f"sinkhorn did not converge in {iters} iterations (tau = {tau:g}): row sums are off by up to {res:.2g} > tol = {tol:g}; "
                       "raise `iters` or `tau`", RuntimeWarning, stacklevel=2)
     return logP.exp()
-
-# %% ../nbs/06_perm.ipynb #a1ea8456
-def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
-    "numpy `Axis.to_front`."
-    w = np.moveaxis(w, e.axis, 0)
-    if e.view is not None: w = np.moveaxis(w.reshape(*e.view, *w.shape[1:]), e.sub, 0)
-    return w.reshape(w.shape[0], -1)
-
-# %% ../nbs/06_perm.ipynb #9e93ece6
-def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
-    "numpy `Axis.permute`."
-    if e.view is None: return np.take(w, p, axis=e.axis)
-    u = np.moveaxis(w, e.axis, 0); shp = u.shape
-    return np.moveaxis(np.take(u.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp), 0, e.axis)
-
-# %% ../nbs/06_perm.ipynb #0a8f5a66
-def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
-    "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
-    A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
-    bt, sizes = spec.by_tensor(), spec.check(sa)
-    perm = {g: (init[g].cpu().numpy() if init and g in init else np.arange(n)) for g, n in sizes.items()}
-    def permuted(name, skip):                       # B's tensor `name` permuted on every axis but `skip`
-        w = B[name]
-        for g, e in bt[name]:
-            if (g, e) != skip: w = _np_take(w, e, perm[g])
-        return w
-    names, gen = list(spec.groups), torch.Generator().manual_seed(seed)
-    for _ in range(max_iter):
-        progress = False
-        for gi in torch.randperm(len(names), generator=gen).tolist():
-            g = names[gi]; n = sizes[g]
-            C = np.zeros((n, n))
-            for e in spec.groups[g]: C += _np_front(A[e.tensor], e) @ _np_front(permuted(e.tensor, (g, e)), e).T
-            _, ci = linear_sum_assignment(C, maximize=True)
-            old, new = np.vdot(C, np.eye(n)[perm[g]]), np.vdot(C, np.eye(n)[ci])
-            if new > old + 1e-9 * max(abs(old), 1): perm[g], progress = ci, True
-        if not progress: break
-    obj = sum(float((A[k] * permuted(k, None)).sum()) for k in bt)
-    return {g: torch.as_tensor(p) for g, p in perm.items()}, obj
-
-# %% ../nbs/06_perm.ipynb #266afe13
-def _flush_tiny(t:Tensor, name:str)->Tensor:
-    "`t` with entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals."
-    if t.numel() == 0: return t
-    mx = t.abs().max()                                                    # NaN if any entry is NaN
-    if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
-    return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * mx, 0)
-
-# %% ../nbs/06_perm.ipynb #5fc13c26
-class _Scores:
-    "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
-    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype):
-        self.spec, self.sizes, bt = spec, spec.check(sa), spec.by_tensor()
-        self.dev = next(iter(sa.values())).device
-        self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
-        self.version, self.cache = {g: 0 for g in self.sizes}, {}                # version: bumped when a permutation changes
-        self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
-        ents = [(g, e) for g, es in spec.groups.items() for e in es]
-        self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}
-        self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
-        self.width = {(g, e): sa[e.tensor].numel() // self.sizes[g] for g, e in ents}   # columns of the entry's (n, -1) matrix
-    def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
-    def score(self, g, known:set=None)->Tensor:
-        "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
-        S, inv = torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev), invert_perm(self.perms[g])
-        for e in self.spec.groups[g]:
-            oth = self.others[g, e]
-            if known is not None and not set(oth) <= known: continue
-            key = tuple(self.version[h] for h in oth)
-            if self.cache.get((g, e), (None,))[0] != key:
-                self.cache[g, e] = (key, (self.Am[g, e] @ e.to_front(self.Bp[e.tensor]).T)[:, inv])
-            S += self.cache[g, e][1]                                          # accumulated in float64
-        return S
-    def assign(self, g, p:Tensor):
-        "Set group g's permutation to `p`, re-permuting its tensors of B once."
-        rel = invert_perm(self.perms[g])[p]
-        for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
-        self.perms[g] = p; self.version[g] += 1
-
-# %% ../nbs/06_perm.ipynb #b02d10d6
-def _greedy(m:_Scores):
-    "Solve each group once with only its determined scores, the most determined group first (see 4. above)."
-    known = set()
-    def determined(g):
-        return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known) / sum(m.width[g, e] for e in m.spec.groups[g])
-    while len(known) < len(m.sizes):
-        g = max((h for h in m.sizes if h not in known), key=determined)
-        m.assign(g, hungarian(m.score(g, known)).to(m.dev)); known.add(g)
-
-# %% ../nbs/06_perm.ipynb #a60bcd6a
-def _runs(order:list, tensors:dict)->list:
-    "`order` cut into runs of consecutive groups that share no tensor (so their solves cannot affect each other)."
-    runs = []
-    for g in order:
-        if runs and all(not (tensors[g] & tensors[h]) for h in runs[-1]): runs[-1].append(g)
-        else: runs.append([g])
-    return runs
-
-# %% ../nbs/06_perm.ipynb #b802d562
-def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bool:
-    "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
-    gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
-    tensors = {g: {e.tensor for e in m.spec.groups[g]} for g in names}
-    obj = sum(float(torch.sum(m.A[k] * m.Bp[k], dtype=torch.float64)) for k in m.Bp) if tol else 0.   # kept current by adding the gains
-    def solve(g): S = m.score(g); return S, hungarian(S, m.perms[g]).to(m.dev)
-    with ThreadPoolExecutor(max(1, threads)) as pool:
-        for _ in range(max_iter):
-            gain = 0.
-            for run in _runs([names[i] for i in torch.randperm(len(names), generator=gen).tolist()], tensors):
-                todo = [g for g in run if solved.get(g) != m.inputs(g)]      # skip: nothing it depends on changed since its last solve
-                solved_run = pool.map(solve, todo) if len(todo) > 1 else map(solve, todo)   # independent groups concurrently (scipy frees the GIL)
-                for g, (S, p) in zip(todo, solved_run):
-                    solved[g] = m.inputs(g)
-                    idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
-                    if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
-            obj += gain
-            if gain == 0 or gain <= tol * abs(obj): return True
-    return False
-
-# %% ../nbs/06_perm.ipynb #36156b5c
-def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
-    "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
-    return sum(float((sa[k].double() * sb[k].double()).sum()) for k in spec.by_tensor())
-
-# %% ../nbs/06_perm.ipynb #09041515
-def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32)->dict:
-    "The greedy starting permutations of `weight_matching(init='greedy')`."
-    m = _Scores(spec, sa, sb, dtype); _greedy(m); return m.perms
-
-# %% ../nbs/06_perm.ipynb #4ef512c9
-def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
-                    max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
-                    dtype=torch.float32, # precision of the score matrices
-                    init='greedy', # 'greedy' | 'identity' | a dict of starting permutations
-                    tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
-                   )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
-    "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
-    sizes = spec.check(sa)
-    if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
-    if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
-    m = _Scores(spec, sa, sb, dtype)                                           # refuses non-finite weights
-    if init == 'greedy': _greedy(m)
-    elif isinstance(init, dict):
-        for g, p in init.items():
-            if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
-                raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
-            m.assign(g, p.to(m.dev))
-    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity' or a dict of permutations, got {init!r}")
-    if not _descend(m, max_iter, seed, tol):
-        warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
-    return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
-
-# %% ../nbs/06_perm.ipynb #e9b8a2af
-def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Module:
-    "`B` permuted by weight matching onto `A` (a dense model computing B's function)."
-    check_compatible(A, B, effective=True)
-    spec = spec or PermSpec.of(A)
-    perms, _ = weight_matching(spec, effective_state_dict(A), effective_state_dict(B), **kwargs)
-    return permute_model(B, perms, spec)

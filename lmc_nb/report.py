@@ -4,20 +4,19 @@
 
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
-import json, math, platform, shutil, time
-from dataclasses import dataclass, field, asdict, replace
+import json, platform, shutil, time
+from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 import torch
-from torch import nn
 import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
 from .models import ASYM_ARCHS, NORMS, ACTS
-from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, loss_kind, resumable, write_atomic, resolve_checkpoint
-from .interp import lmc_curve, Curve
+from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, resumable, write_atomic, resolve_checkpoint
+from .interp import lmc_curve
 from .nnutil import has_batchnorm
 from .asym import dense_twin
-from .zoo import ALIGNERS, register_aligner, run_model_config, run_train_config, mean_ci
+from .zoo import ALIGNERS, run_model_config, run_train_config, mean_ci
 from .lewc import lewc_diagnostics, activation_modules
 
 # %% auto #0

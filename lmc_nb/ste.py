@@ -12,7 +12,8 @@ from .data import Data, Loader
 from .asym import dense_twin
 from .interp import effective_state_dict, check_compatible
 from .train import batch_loss
-from .perm import PermSpec, weight_matching, apply_perm, permute_model
+from .perm import PermSpec, apply_perm, permute_model
+from .match import weight_matching
 from .nnutil import has_batchnorm
 
 # %% auto #0

@@ -5,7 +5,7 @@
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
 import copy, json, math, os, shutil, tempfile, time, warnings
-from dataclasses import dataclass, asdict, field, replace
+from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
 from torch import nn, Tensor
@@ -54,7 +54,7 @@ class TrainConfig:
         for k, ok in (('schedule', ('constant', 'cosine')), ('warmup', ('none', 'linear', 'exp')), ('loss', ('auto', 'ce', 'mse')),
                       ('opt', ('adamw', 'adam', 'sgd')), ('amp', ('none', 'bf16'))):
             if getattr(self, k) not in ok: raise ValueError(f"TrainConfig: {k}={getattr(self, k)!r}; choose one of {list(ok)}")
-        if self.epochs < 0 or self.bs < 1 or self.lr <= 0: raise ValueError(f"TrainConfig: need epochs >= 0, bs >= 1, lr > 0")
+        if self.epochs < 0 or self.bs < 1 or self.lr <= 0: raise ValueError(f"TrainConfig: need epochs >= 0, bs >= 1, lr > 0; got epochs={self.epochs}, bs={self.bs}, lr={self.lr}")
 
 # %% ../nbs/03_train.ipynb #e745c86e
 def lr_at(cfg:TrainConfig, step:int, steps_per_epoch:int)->float:

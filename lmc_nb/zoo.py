@@ -4,9 +4,8 @@
 
 # %% ../nbs/07_zoo.ipynb #c40e3a31
 from __future__ import annotations
-import csv, hashlib, importlib, io, itertools, json, math, os, shutil, time, traceback
+import csv, hashlib, importlib, io, itertools, json, math, shutil, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict
 from pathlib import Path
 import multiprocessing as mp
 import torch
@@ -18,7 +17,7 @@ from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, NonFiniteLoss, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
-from .perm import align_weights
+from .match import align_weights
 from .match import align_activations
 from .ste import align_ste
 from .nnutil import has_batchnorm
