@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_lewc.ipynb #00951ea3
 from __future__ import annotations
-import copy, math
+import contextlib, copy, math
 from dataclasses import dataclass, asdict
 import torch
 from torch import nn, Tensor
@@ -79,6 +79,58 @@ class LEWCDiagnostics:
         return {k: (v.tolist() if isinstance(v, Tensor) else v) for k, v in asdict(self).items()}
 
 # %% ../nbs/09_lewc.ipynb #4e95d2da
+def _acc_connectivity(S:dict, lams:list, acts:list, fa:dict, fb:dict, fcs:list, outs:list):
+    "LEWC Def. 4.1 / 5.1 per layer: cos(f_C, (1−λ)^e f_A + λ^e f_B) and the norms of f_C, f_A + f_B and the LEWC vector (layer e = depth)."
+    na = len(acts)
+    for li, lam in enumerate(lams):
+        for j in range(na + 1):
+            key = (acts[j], 'out') if j < na else None
+            ya, yb, yc = (f[key] if key else o for f, o in ((fa, outs[0]), (fb, outs[1]), (fcs[li], outs[2 + li])))
+            lewc = (1 - lam) ** (j + 1) * _flat(ya) + lam ** (j + 1) * _flat(yb)
+            S['lewc'][li, j] += _cos(yc, lewc).sum()
+            S['nc'][li, j] += _flat(yc).norm(dim=1).sum(); S['nsum'][li, j] += (_flat(ya) + _flat(yb)).norm(dim=1).sum()   # LEWC Fig. 20 divides by the sum
+            S['nlewc'][li, j] += lewc.norm(dim=1).sum()
+
+# %% ../nbs/09_lewc.ipynb #d62f1df9
+def _acc_weak_additivity(S:dict, lams:list, act_fn:dict, fa:dict, fb:dict):
+    "LEWC Def. 5.2 per activation: cos(σ(lerp(z_A, z_B, λ)), lerp(σ(z_A), σ(z_B), λ)) on the two models' pre-activations."
+    for li, lam in enumerate(lams):
+        for j, (a, act) in enumerate(act_fn.items()):
+            za, zb = fa[(a, 'in')], fb[(a, 'in')]
+            S['wadd'][li, j] += _cos(act(torch.lerp(za, zb, lam)), torch.lerp(act(za), act(zb), lam)).sum()
+
+def _acc_weights(S:dict, lams:list, wl:list, opA:dict, opB:dict, fa:dict, fb:dict, fcs:list):
+    "Per weight layer: reciprocal orthogonality (Def. C.1: ‖W_A x_B‖ / ‖W_A x_A‖ and the cosine of W_A on merged vs A's inputs) and commutativity (Thm. 5.4)."
+    for j, w in enumerate(wl):
+        for li in range(len(lams)): S['rcos'][li, j] += _cos(opA[w](fcs[li][(w, 'in')]), opA[w](fa[(w, 'in')])).sum()
+        aa, ab, ba, bb = opA[w](fa[(w, 'in')]), opA[w](fb[(w, 'in')]), opB[w](fa[(w, 'in')]), opB[w](fb[(w, 'in')])
+        S['waa'][j] += _flat(aa).norm(dim=1).sum(); S['wab'][j] += _flat(ab).norm(dim=1).sum()
+        S['wbb'][j] += _flat(bb).norm(dim=1).sum(); S['wba'][j] += _flat(ba).norm(dim=1).sum()
+        x, y = _flat(aa + bb), _flat(ab + ba)
+        S['cd'][j] += (x - y).pow(2).sum(); S['cx'][j] += x.pow(2).sum(); S['cy'][j] += y.pow(2).sum()
+
+# %% ../nbs/09_lewc.ipynb #f25da9e4
+def _moment_sparsity(moms:list, n:int, small:float)->tuple:
+    "Per activation: the fraction of units with a small second moment in A and B, and 1 − |large_A ∩ large_B| / |large_A ∪ large_B|."
+    small_frac, non_overlap = torch.zeros(2, len(moms), dtype=torch.float64), torch.zeros(len(moms), dtype=torch.float64)
+    for j, m in enumerate(moms):
+        m2 = m / n                                                              # (2, units)
+        large = m2 >= small * m2.amax(1, keepdim=True)
+        small_frac[:, j] = (~large).double().mean(1)
+        non_overlap[j] = 1 - (large[0] & large[1]).sum() / (large[0] | large[1]).sum().clamp_min(1)
+    return small_frac, non_overlap
+
+def _check_lewc_args(A:nn.Module, lams, acts)->tuple:
+    lams = [float(l) for l in (lams if hasattr(lams, '__len__') else [lams])]
+    if not lams or min(lams) < 0 or max(lams) > 1: raise ValueError(f"lewc_diagnostics: λ must lie in [0, 1], got {lams}")
+    avail = activation_modules(A)
+    acts = avail if acts is None else list(acts)
+    bad = [a for a in acts if a not in avail]
+    if bad: raise ValueError(f"lewc_diagnostics: {bad[0]!r} is not an activation module of the model; they are {avail}")
+    if not acts: raise ValueError("lewc_diagnostics: the model has no activation modules; name them in `acts`")
+    return lams, acts
+
+# %% ../nbs/09_lewc.ipynb #c2a01dc2
 @torch.no_grad()
 def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one architecture
                      data:Data, # evaluation inputs (LEWC: the test set)
@@ -88,74 +140,33 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
                      bn_data:Data=None, # batch-norm models: data to re-estimate the merged models' statistics
                      small:float=0.01, # "small moment": below this fraction of the layer's largest second moment
                     )->LEWCDiagnostics:
-    "LEWC's layerwise diagnostics of merging `A` and `B` without permutation, streamed over `data`."
+    "LEWC's layerwise diagnostics of merging `A` and `B` without permutation, streamed over `data`: one pass, one accumulator per diagnostic."
     check_compatible(A, B, effective=True)
-    lams = [float(l) for l in (lams if hasattr(lams, '__len__') else [lams])]
-    if not lams or min(lams) < 0 or max(lams) > 1: raise ValueError(f"lewc_diagnostics: λ must lie in [0, 1], got {lams}")
-    avail = activation_modules(A)
-    acts = avail if acts is None else list(acts)
-    bad = [a for a in acts if a not in avail]
-    if bad: raise ValueError(f"lewc_diagnostics: {bad[0]!r} is not an activation module of the model; they are {avail}")
-    if not acts: raise ValueError("lewc_diagnostics: the model has no activation modules; name them in `acts`")
-    wl = linear_layers(A)
-    A, B = A.eval(), B.eval()
-    Cs = [_merged(A, B, l, bn_data) for l in lams]
+    lams, acts = _check_lewc_args(A, lams, acts)
+    wl, (A, B) = linear_layers(A), (A.eval(), B.eval())
+    models = [A, B] + [_merged(A, B, l, bn_data) for l in lams]
     mods = {k: dict(m.named_modules()) for k, m in (('A', A), ('B', B))}
-    opA = {w: _weight_op(mods['A'][w]) for w in wl}; opB = {w: _weight_op(mods['B'][w]) for w in wl}
+    opA, opB = ({w: _weight_op(mods[k][w]) for w in wl} for k in ('A', 'B'))
     act_fn = {a: copy.deepcopy(mods['A'][a]) for a in acts}           # hook-free copies: calling A's own would overwrite its captures
     pts = [(a, 'in') for a in acts] + [(a, 'out') for a in acts] + [(w, 'in') for w in wl]
-    nl, na, nw, L = len(acts) + 1, len(acts), len(wl), len(lams)
     z = lambda *s: torch.zeros(*s, dtype=torch.float64)
+    L, nl, na, nw = len(lams), len(acts) + 1, len(acts), len(wl)
     S = dict(lewc=z(L, nl), nc=z(L, nl), nsum=z(L, nl), nlewc=z(L, nl), wadd=z(L, na), rcos=z(L, nw),
              wab=z(nw), waa=z(nw), wba=z(nw), wbb=z(nw), cd=z(nw), cx=z(nw), cy=z(nw))
-    moms, n = [None] * na, 0
-    ctx = [capture(m, pts) for m in (A, B, *Cs)]
-    try:
-        feats = [c.__enter__() for c in ctx]
+    moms, n = [z(2, 1)] * na, 0
+    with contextlib.ExitStack() as stack:
+        feats = [stack.enter_context(capture(m, pts)) for m in models]
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
-            outs = [m(xb) for m in (A, B, *Cs)]
-            fa, fb = feats[0], feats[1]
-            n += len(xb)
-            for j, a in enumerate(acts):                                  # pre-activation moments per unit
-                ms = torch.stack([unit_matrix(f[(a, 'in')]).double().pow(2).mean(0) for f in (fa, fb)])
-                moms[j] = ms * len(xb) if moms[j] is None else moms[j] + ms * len(xb)
-            for li, lam in enumerate(lams):
-                fc = feats[2 + li]
-                for j in range(nl):
-                    key = (acts[j], 'out') if j < na else None
-                    ya, yb, yc = (f[key] if key else o for f, o in ((fa, outs[0]), (fb, outs[1]), (fc, outs[2 + li])))
-                    e = j + 1
-                    lewc = (1 - lam) ** e * _flat(ya) + lam ** e * _flat(yb)
-                    S['lewc'][li, j] += _cos(yc, lewc).sum()
-                    S['nc'][li, j] += _flat(yc).norm(dim=1).sum(); S['nsum'][li, j] += (_flat(ya) + _flat(yb)).norm(dim=1).sum()   # LEWC Fig. 20 divides by the sum
-                    S['nlewc'][li, j] += lewc.norm(dim=1).sum()
-                for j, a in enumerate(acts):
-                    act = act_fn[a]
-                    za, zb = fa[(a, 'in')], fb[(a, 'in')]
-                    S['wadd'][li, j] += _cos(act(torch.lerp(za, zb, lam)), torch.lerp(act(za), act(zb), lam)).sum()
-                for j, w in enumerate(wl):
-                    S['rcos'][li, j] += _cos(opA[w](fc[(w, 'in')]), opA[w](fa[(w, 'in')])).sum()
-            for j, w in enumerate(wl):
-                xa, xb_ = fa[(w, 'in')], fb[(w, 'in')]
-                aa, ab, ba, bb = opA[w](xa), opA[w](xb_), opB[w](xa), opB[w](xb_)
-                S['waa'][j] += _flat(aa).norm(dim=1).sum(); S['wab'][j] += _flat(ab).norm(dim=1).sum()
-                S['wbb'][j] += _flat(bb).norm(dim=1).sum(); S['wba'][j] += _flat(ba).norm(dim=1).sum()
-                x, y = _flat(aa + bb), _flat(ab + ba)
-                S['cd'][j] += (x - y).pow(2).sum(); S['cx'][j] += x.pow(2).sum(); S['cy'][j] += y.pow(2).sum()
-    finally:
-        for c in ctx: c.__exit__(None, None, None)
+            outs, (fa, fb), n = [m(xb) for m in models], feats[:2], n + len(xb)
+            moms = [moms[j] + torch.stack([unit_matrix(f[(a, 'in')]).double().pow(2).mean(0) for f in (fa, fb)]) * len(xb) for j, a in enumerate(acts)]
+            _acc_connectivity(S, lams, acts, fa, fb, feats[2:], outs)
+            _acc_weak_additivity(S, lams, act_fn, fa, fb)
+            _acc_weights(S, lams, wl, opA, opB, fa, fb, feats[2:])
     if n == 0: raise ValueError("lewc_diagnostics: the data set is empty")
-    small_frac, non_overlap = z(2, na), z(na)
-    for j in range(na):
-        m2 = torch.stack([moms[j][0], moms[j][1]]) / n                             # (2, units)
-        large = m2 >= small * m2.amax(1, keepdim=True)
-        small_frac[:, j] = (~large).double().mean(1)
-        union = (large[0] | large[1]).sum()
-        non_overlap[j] = 1 - (large[0] & large[1]).sum() / union.clamp_min(1)
     ratio = 0.5 * (S['wab'] / S['waa'].clamp_min(1e-300) + S['wba'] / S['wbb'].clamp_min(1e-300))
-    return LEWCDiagnostics(lams, [f'{a}' for a in acts] + ['output'], acts, wl,
+    return LEWCDiagnostics(lams, list(acts) + ['output'], acts, wl,
                            S['lewc'] / n, S['nc'] / S['nsum'].clamp_min(1e-300), S['nlewc'] / S['nsum'].clamp_min(1e-300),
-                           S['wadd'] / n, small_frac, non_overlap, ratio, S['rcos'] / n,
+                           S['wadd'] / n, *_moment_sparsity(moms, n, small), ratio, S['rcos'] / n,
                            S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)
 
 # %% ../nbs/09_lewc.ipynb #93207ad8
