@@ -8,6 +8,7 @@ import math
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
+from fastcore.basics import patch
 from .asym import AsymLinear, AsymConv2d, SigmaAsym, check_scheme
 from .nnutil import ACTIVATIONS, make_activation
 
@@ -157,29 +158,35 @@ class ResNet20(nn.Module):
     def forward(self, x):
         h = self.blocks(self.act1(self.norm1(self.conv1(x))))
         return self.head(h.mean((2, 3)))
-    def feature_spec(self)->dict:
-        "Each residual stream is seen at the stem and at every block output writing into it (estimated jointly, NI G.4); each block's inner units after its first activation."
-        spec = {'s0': [('act1', 'out')]}
-        for i in range(len(self.blocks)):
-            spec.setdefault(f's{i // 3}', []).append((f'blocks.{i}', 'out'))
-            spec[f'b{i}'] = [(f'blocks.{i}.act1', 'out')]
-        return spec
-    def perm_spec(self)->dict:
-        "One permutation per residual stream `s0..s2` (shared by every layer writing into it) and one inside each block `b0..b8` (NI G.4)."
-        spec = {'s0': _out_entries(self.conv1, 'conv1.') + _unit_entries(self.norm1, 'norm1.') + _unit_entries(self.act1, 'act1.')}
-        for i, blk in enumerate(self.blocks):
-            g, p = i // 3, f'blocks.{i}.'
-            src = f's{g - 1}' if (i % 3 == 0 and g > 0) else f's{g}'     # the stream this block reads
-            spec[src].append((p + 'conv1.weight', 1))
-            spec.setdefault(f's{g}', [])
-            if blk.shortcut is not None:
-                spec[src].append((p + 'shortcut.0.weight', 1))
-                spec[f's{g}'] += _out_entries(blk.shortcut[0], p + 'shortcut.0.') + _unit_entries(blk.shortcut[1], p + 'shortcut.1.')
-            spec[f'b{i}'] = (_out_entries(blk.conv1, p + 'conv1.') + _unit_entries(blk.norm1, p + 'norm1.')
-                             + _unit_entries(blk.act1, p + 'act1.') + [(p + 'conv2.weight', 1)])
-            spec[f's{g}'] += _out_entries(blk.conv2, p + 'conv2.') + _unit_entries(blk.norm2, p + 'norm2.') + _unit_entries(blk.act2, p + 'act2.')
-        spec['s2'].append(('head.weight', 1))
-        return spec
+
+# %% ../nbs/02_models.ipynb #6496fd04
+@patch
+def feature_spec(self:ResNet20)->dict:
+    "Each residual stream is seen at the stem and at every block output writing into it (estimated jointly, NI G.4); each block's inner units after its first activation."
+    spec = {'s0': [('act1', 'out')]}
+    for i in range(len(self.blocks)):
+        spec.setdefault(f's{i // 3}', []).append((f'blocks.{i}', 'out'))
+        spec[f'b{i}'] = [(f'blocks.{i}.act1', 'out')]
+    return spec
+
+# %% ../nbs/02_models.ipynb #cd543b39
+@patch
+def perm_spec(self:ResNet20)->dict:
+    "One permutation per residual stream `s0..s2` (shared by every layer writing into it) and one inside each block `b0..b8` (NI G.4)."
+    spec = {'s0': _out_entries(self.conv1, 'conv1.') + _unit_entries(self.norm1, 'norm1.') + _unit_entries(self.act1, 'act1.')}
+    for i, blk in enumerate(self.blocks):
+        g, p = i // 3, f'blocks.{i}.'
+        src = f's{g - 1}' if (i % 3 == 0 and g > 0) else f's{g}'     # the stream this block reads
+        spec[src].append((p + 'conv1.weight', 1))
+        spec.setdefault(f's{g}', [])
+        if blk.shortcut is not None:
+            spec[src].append((p + 'shortcut.0.weight', 1))
+            spec[f's{g}'] += _out_entries(blk.shortcut[0], p + 'shortcut.0.') + _unit_entries(blk.shortcut[1], p + 'shortcut.1.')
+        spec[f'b{i}'] = (_out_entries(blk.conv1, p + 'conv1.') + _unit_entries(blk.norm1, p + 'norm1.')
+                         + _unit_entries(blk.act1, p + 'act1.') + [(p + 'conv2.weight', 1)])
+        spec[f's{g}'] += _out_entries(blk.conv2, p + 'conv2.') + _unit_entries(blk.norm2, p + 'norm2.') + _unit_entries(blk.act2, p + 'act2.')
+    spec['s2'].append(('head.weight', 1))
+    return spec
 
 # %% ../nbs/02_models.ipynb #fea03e12
 VGG11_CFG = (64, 'M', 128, 'M', 256, 256, 'M', 512, 512, 'M', 512, 512, 'M')
@@ -277,28 +284,34 @@ class ViT(nn.Module):
         x = self.embed(x)
         for blk in self.blocks: x = blk(x)
         return self.head(self.norm(x)[:, 0])
-    def feature_spec(self)->dict:
-        "The residual stream after every block; MLP hidden units after the activation; each head's output (the projection's input, viewed as heads × head_dim)."
-        E, h = self.config['dim'], self.config['heads']
-        spec = {'res': [(f'blocks.{i}', 'out') for i in range(len(self.blocks))]}
-        for i in range(len(self.blocks)):
-            spec[f'mlp{i}'] = [(f'blocks.{i}.act', 'out')]
-            spec[f'heads{i}'] = [(f'blocks.{i}.attn.proj', 'in', (h, E // h))]
-        return spec
-    def perm_spec(self)->dict:
-        "Residual stream `res`, MLP hidden units `mlp{i}` and attention heads `heads{i}` (as blocks of the qkv / proj weights)."
-        E, h = self.config['dim'], self.config['heads']
-        res = _out_entries(self.patch_embed, 'patch_embed.') + [('cls_token', 2), ('pos_embed', 2)]
-        spec = {}
-        for i, b in enumerate(self.blocks):
-            p = f'blocks.{i}.'
-            res += _unit_entries(b.norm1, p + 'norm1.') + [(p + 'attn.qkv.weight', 1)] + _out_entries(b.attn.proj, p + 'attn.proj.')
-            res += _unit_entries(b.norm2, p + 'norm2.') + [(p + 'fc1.weight', 1)] + _out_entries(b.fc2, p + 'fc2.')
-            spec[f'mlp{i}'] = _out_entries(b.fc1, p + 'fc1.') + _unit_entries(b.act, p + 'act.') + [(p + 'fc2.weight', 1)]
-            spec[f'heads{i}'] = [(p + 'attn.qkv.weight', 0, (3, h, E // h), 1), (p + 'attn.qkv.bias', 0, (3, h, E // h), 1),
-                                 (p + 'attn.proj.weight', 1, (h, E // h), 0)]
-        spec['res'] = res + _unit_entries(self.norm, 'norm.') + [('head.weight', 1)]
-        return spec
+
+# %% ../nbs/02_models.ipynb #f5ad8ad6
+@patch
+def feature_spec(self:ViT)->dict:
+    "The residual stream after every block; MLP hidden units after the activation; each head's output (the projection's input, viewed as heads × head_dim)."
+    E, h = self.config['dim'], self.config['heads']
+    spec = {'res': [(f'blocks.{i}', 'out') for i in range(len(self.blocks))]}
+    for i in range(len(self.blocks)):
+        spec[f'mlp{i}'] = [(f'blocks.{i}.act', 'out')]
+        spec[f'heads{i}'] = [(f'blocks.{i}.attn.proj', 'in', (h, E // h))]
+    return spec
+
+# %% ../nbs/02_models.ipynb #d896fa5e
+@patch
+def perm_spec(self:ViT)->dict:
+    "Residual stream `res`, MLP hidden units `mlp{i}` and attention heads `heads{i}` (as blocks of the qkv / proj weights)."
+    E, h = self.config['dim'], self.config['heads']
+    res = _out_entries(self.patch_embed, 'patch_embed.') + [('cls_token', 2), ('pos_embed', 2)]
+    spec = {}
+    for i, b in enumerate(self.blocks):
+        p = f'blocks.{i}.'
+        res += _unit_entries(b.norm1, p + 'norm1.') + [(p + 'attn.qkv.weight', 1)] + _out_entries(b.attn.proj, p + 'attn.proj.')
+        res += _unit_entries(b.norm2, p + 'norm2.') + [(p + 'fc1.weight', 1)] + _out_entries(b.fc2, p + 'fc2.')
+        spec[f'mlp{i}'] = _out_entries(b.fc1, p + 'fc1.') + _unit_entries(b.act, p + 'act.') + [(p + 'fc2.weight', 1)]
+        spec[f'heads{i}'] = [(p + 'attn.qkv.weight', 0, (3, h, E // h), 1), (p + 'attn.qkv.bias', 0, (3, h, E // h), 1),
+                             (p + 'attn.proj.weight', 1, (h, E // h), 0)]
+    spec['res'] = res + _unit_entries(self.norm, 'norm.') + [('head.weight', 1)]
+    return spec
 
 # %% ../nbs/02_models.ipynb #7084b70c
 class MyrtleCNN(nn.Module):
