@@ -17,6 +17,7 @@ __all__ = ['find_layer', 'linear_layers', 'layer_rows', 'input_moments', 'Subspa
 
 # %% ../nbs/08_subspace.ipynb #dff54afc
 def find_layer(model:nn.Module, name:str)->nn.Module:
+    "The linear or convolutional layer `name` of `model`; a clear error naming the layers there are otherwise."
     try: layer = model.get_submodule(name)
     except AttributeError:
         names = [n for n, m in model.named_modules() if isinstance(m, (nn.Linear, nn.Conv2d))]
