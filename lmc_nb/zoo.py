@@ -17,8 +17,7 @@ from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, NonFiniteLoss, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
-from .match import align_weights
-from .match import align_activations
+from .match import align_weights, align_activations
 from .ste import align_ste
 from .nnutil import has_batchnorm
 
