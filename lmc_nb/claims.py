@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, math, os
 from dataclasses import dataclass, asdict
 from pathlib import Path
-from .train import write_atomic
+from .checkpoint import write_atomic
 
 
 # %% auto #0

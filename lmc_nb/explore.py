@@ -11,7 +11,8 @@ import torch
 from torch import nn, Tensor
 from .data import Splits, load_data
 from .models import model_for
-from .train import TrainConfig, train, load_model, init_model
+from .train import TrainConfig, train, init_model
+from .checkpoint import load_model
 from .interp import lmc_curve, Curve
 from .asym import dense_twin
 from .lewc import lewc_diagnostics, activation_modules

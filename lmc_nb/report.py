@@ -12,7 +12,8 @@ import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
 from .models import ASYM_ARCHS, NORMS, ACTS
-from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, resumable, write_atomic, resolve_checkpoint
+from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
+from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
 from .nnutil import has_batchnorm
 from .asym import dense_twin

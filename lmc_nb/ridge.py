@@ -43,22 +43,9 @@ def _newton_step(g:Tensor, H:Tensor)->tuple:
     step = torch.cholesky_solve(g[..., None], torch.linalg.cholesky(H))[..., 0]
     return step, (g * step).sum(1) / 2
 
-# %% ../nbs/08b_ridge.ipynb #7987a431
-def ridge_costs(layer:nn.Module, # the layer
-                X:Tensor, # (n, fan_in) its inputs (e.g. `layer_inputs`); the expectation in Def. E.3 is over these rows
-                pairs, # (P, 2) pairs (i, j): neuron i realizes neuron j's feature
-                beta:float=0.01, # relaxation (NI G.7 reports 0.01)
-                act=None, # the neuron's activation (an elementwise callable); default identity
-                scale:Tensor=None, shift:Tensor=None, # per-neuron affine before act (frozen batch norm)
-                bias:bool=True, # the bias is trained and counted in the norm
-                method:str='auto', # 'exact' (η = id: the normal equations), 'newton' (Gauss–Newton), 'adamw' (NI G.7's optimiser); auto: exact for η = id, else newton
-                tol:float=1e-9, # converged when the Newton decrement gᵀH⁻¹g/2 ≤ tol · J for every pair
-                max_iter:int=100, # Gauss–Newton iterations
-                steps:int=3000, lr:float=2e-2, # adamw only: steps and peak learning rate, cosine-decayed (NI G.7: 15 000 at 0.005)
-                chunk:int=None, # pairs per Gauss–Newton system (default: from a 256 MB budget)
-                progress:bool=False,
-               )->Tensor: # (P,) squared relaxed costs
-    "Relaxed ridge realization costs (NI Def. E.3) of many neuron pairs: exact for η = id, converged Gauss–Newton otherwise (warns if not)."
+# %% ../nbs/08b_ridge.ipynb #aa4a41a9
+def _ridge_problem(layer:nn.Module, X, pairs, beta, act, scale, shift, bias, method)->tuple:
+    "`ridge_costs`' inputs checked and prepared: the method, X (n, p) (a ones column for a trained bias), the layer's parts F, D, W, the per-neuron affine s, t, the pairs' i, j and the targets (n, P)."
     if beta <= 0: raise ValueError(f"ridge_costs: beta must be > 0, got {beta}")
     if method not in ('auto', 'exact', 'newton', 'adamw'): raise ValueError(f"ridge_costs: method must be 'auto', 'exact', 'newton' or 'adamw', got {method!r}")
     if method == 'exact' and act is not None: raise ValueError("ridge_costs: method='exact' needs the identity activation (act=None); use 'newton' for a nonlinear η")
@@ -72,37 +59,54 @@ def ridge_costs(layer:nn.Module, # the layer
     if X.shape[1] != F.shape[1]: raise ValueError(f"ridge_costs: inputs have {X.shape[1]} features, the layer expects {F.shape[1]}")
     s = torch.ones(m, dtype=torch.float64) if scale is None else torch.as_tensor(scale).double()
     t = torch.zeros(m, dtype=torch.float64) if shift is None else torch.as_tensor(shift).double()
-    eta = act or (lambda z: z)
     i, j = pairs[:, 0], pairs[:, 1]
-    with torch.no_grad(): target = eta((X @ (F[j] + D[j] * W[j]).T) * s[j] + t[j])          # (n, P)
+    with torch.no_grad(): target = (act or (lambda z: z))((X @ (F[j] + D[j] * W[j]).T) * s[j] + t[j])   # (n, P)
+    return method, X, F, D, W, s, t, i, j, target
+
+# %% ../nbs/08b_ridge.ipynb #df5dbdb1
+def _gauss_newton(obj, # w (P, p) → (J, g, H) of every pair, as `_ridge_system`
+                  w:Tensor, tol:float, max_iter:int)->Tensor:
+    "Minimise every pair's objective by Gauss–Newton with a per-pair Armijo backtracking line search from w; warns about pairs not converged."
+    for it in range(max_iter + 1):
+        J, g, H = obj(w)
+        step, dec = _newton_step(g, H)                                                # dec: the predicted decrease (GN model)
+        done = dec <= tol * J.clamp_min(1e-300)
+        if done.all() or it == max_iter: break
+        tt = torch.ones(len(w), dtype=w.dtype)                                        # Armijo backtracking, per pair
+        for _ in range(40):
+            wn = w - tt[:, None] * step; Jn = obj(wn)[0]
+            ok = Jn <= J - 1e-4 * tt * 2 * dec
+            if ok.all(): break
+            tt = torch.where(ok, tt, tt / 2)
+        w = torch.where(done[:, None], w, wn)
+    if not done.all():
+        warnings.warn(f"ridge_costs: {int((~done).sum())} of {len(done)} pairs did not converge in {max_iter} Gauss–Newton iterations "
+                      f"(largest relative decrement {float((dec / J.clamp_min(1e-300)).max()):.1e} > tol {tol:g}); their costs are upper bounds", RuntimeWarning)
+    return J
+
+# %% ../nbs/08b_ridge.ipynb #7987a431
+def ridge_costs(layer:nn.Module, # the layer
+                X:Tensor, # (n, fan_in) its inputs (e.g. `layer_inputs`); the expectation in Def. E.3 is over these rows
+                pairs, # (P, 2) pairs (i, j): neuron i realizes neuron j's feature
+                beta:float=0.01, # relaxation (NI G.7 reports 0.01)
+                act=None, # the neuron's activation (an elementwise callable); default identity
+                scale:Tensor=None, shift:Tensor=None, # per-neuron affine before act (frozen batch norm)
+                bias:bool=True, # the bias is trained and counted in the norm
+                method:str='auto', # 'exact' (η = id: the normal equations), 'newton' (Gauss–Newton), 'adamw' (NI G.7's optimiser); auto: exact for η = id, else newton
+                tol:float=1e-9, max_iter:int=100, # Gauss–Newton: converged when the decrement gᵀH⁻¹g/2 ≤ tol · J for every pair, within max_iter iterations
+                steps:int=3000, lr:float=2e-2, # adamw only: steps and peak learning rate, cosine-decayed (NI G.7: 15 000 at 0.005)
+                chunk:int=None, progress:bool=False, # pairs per Gauss–Newton system (default: from a 256 MB budget); a progress bar
+               )->Tensor: # (P,) squared relaxed costs
+    "Relaxed ridge realization costs (NI Def. E.3) of many neuron pairs: exact for η = id, converged Gauss–Newton otherwise (warns if not)."
+    method, X, F, D, W, s, t, i, j, target = _ridge_problem(layer, X, pairs, beta, act, scale, shift, bias, method)
     if method == 'adamw': return _ridge_adamw(X, F[i], D[i], s[i], t[i], target, W[i].clone(), act, beta, steps, lr, tol, progress)
-    n, p = X.shape
-    chunk = chunk or max(1, 2 ** 25 // (n + p * p))
-    out = []
-    for c0 in tqdm(range(0, len(pairs), chunk), desc='ridge', disable=not progress, leave=False):
-        sl = slice(c0, c0 + chunk)
-        Fi, Di, si, ti, tg = F[i[sl]], D[i[sl]], s[i[sl]], t[i[sl]], target[:, sl]
-        obj = lambda w_: _ridge_system(X, Fi, Di, si, ti, tg, w_, act, beta)
-        if method == 'exact':                                                        # a quadratic: one Newton step from 0 is its minimum
-            w = torch.zeros_like(Fi); J, g, H = obj(w)
-            out.append(obj(w - _newton_step(g, H)[0])[0]); continue
-        w = W[i[sl]].clone()                                                          # NI G.7: start at neuron i's trained weights
-        for it in range(max_iter + 1):
-            J, g, H = obj(w)
-            step, dec = _newton_step(g, H)                                            # dec: the predicted decrease (GN model)
-            done = dec <= tol * J.clamp_min(1e-300)
-            if done.all() or it == max_iter: break
-            tt = torch.ones(len(w), dtype=w.dtype)                                    # Armijo backtracking, per pair
-            for _ in range(40):
-                wn = w - tt[:, None] * step; Jn = obj(wn)[0]
-                ok = Jn <= J - 1e-4 * tt * 2 * dec
-                if ok.all(): break
-                tt = torch.where(ok, tt, tt / 2)
-            w = torch.where(done[:, None], w, wn)
-        if not done.all():
-            warnings.warn(f"ridge_costs: {int((~done).sum())} of {len(done)} pairs did not converge in {max_iter} Gauss–Newton iterations "
-                          f"(largest relative decrement {float((dec / J.clamp_min(1e-300)).max()):.1e} > tol {tol:g}); their costs are upper bounds", RuntimeWarning)
-        out.append(J)
+    chunk, out = chunk or max(1, 2 ** 25 // (len(X) + X.shape[1] ** 2)), []
+    for c0 in tqdm(range(0, len(i), chunk), desc='ridge', disable=not progress, leave=False):
+        ic = i[c0:c0 + chunk]
+        obj = lambda w_: _ridge_system(X, F[ic], D[ic], s[ic], t[ic], target[:, c0:c0 + chunk], w_, act, beta)
+        if method == 'exact':                                                         # a quadratic: one Newton step from 0 is its minimum
+            w = torch.zeros_like(F[ic]); out.append(obj(w - _newton_step(*obj(w)[1:])[0])[0])
+        else: out.append(_gauss_newton(obj, W[ic].clone(), tol, max_iter))             # NI G.7: start at neuron i's trained weights
     return torch.cat(out) if out else torch.zeros(0, dtype=torch.float64)
 
 # %% ../nbs/08b_ridge.ipynb #df61093d

@@ -4,23 +4,23 @@
 
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
-import copy, json, math, os, shutil, tempfile, time, warnings
+import copy, json, math, time, warnings
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call, stack_module_state
-from safetensors.torch import save_file, load_file, safe_open
+from safetensors.torch import load_file
 from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .models import build_model
+from .checkpoint import find_checkpoint, save_model
 from .nnutil import eval_mode, has_batchnorm
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'native_bf16', 'autocast_for', 'loss_kind', 'batch_loss', 'evaluate',
-           'write_atomic', 'resolve_checkpoint', 'save_model', 'load_model', 'NonFiniteLoss', 'make_optimizer',
-           'resumable', 'train', 'train_many']
+           'NonFiniteLoss', 'make_optimizer', 'resumable', 'train', 'train_many']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -118,93 +118,6 @@ def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
     if loss == 'ce': res['acc'] = correct / len(data)
     return res
 
-# %% ../nbs/03_train.ipynb #0ac88896
-def write_atomic(path, write)->Path:
-    "Call `write(tmp_file)`, then rename it to `path`: an interrupted run never leaves a half-written file."
-    path = Path(path)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + '.tmp-'); os.close(fd)   # unpredictable, created exclusively
-    tmp = Path(name)
-    try: write(tmp); os.chmod(tmp, 0o666 & ~_umask()); os.replace(tmp, path)
-    except BaseException: tmp.unlink(missing_ok=True); raise
-    return path
-
-# %% ../nbs/03_train.ipynb #117b23e3
-def _umask()->int:
-    "The process's umask, read from /proc where possible (setting it to read it is not thread-safe)."
-    try: return int(next(l for l in open('/proc/self/status') if l.startswith('Umask:')).split()[1], 8)
-    except (OSError, StopIteration): m = os.umask(0o22); os.umask(m); return m
-
-# %% ../nbs/03_train.ipynb #dee5de26
-def _write_dir_atomic(path:Path, write)->Path:
-    "Call `write(tmp_dir)`, then rename the complete folder to `path` (replacing an old one safely)."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp, old = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + '.tmp-')), path.with_name(path.name + '.old')
-    try:
-        write(tmp); os.chmod(tmp, 0o777 & ~_umask())
-        for f in tmp.iterdir():
-            with open(f, 'rb') as fh: os.fsync(fh.fileno())
-    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
-    if path.exists():
-        shutil.rmtree(old, ignore_errors=True); os.replace(path, old)
-    os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
-    return path
-
-# %% ../nbs/03_train.ipynb #9705889c
-def _find(path)->Path:
-    "`path`, or its swapped-out `.old` copy if a save was interrupted between the two renames; None if neither exists."
-    path = Path(path)
-    for p in (path, path.with_name(path.name + '.old')):
-        if (p / 'config.json').exists(): return p
-    return None
-
-# %% ../nbs/03_train.ipynb #5bea370a
-def resolve_checkpoint(path)->Path:
-    "The checkpoint file at `path` (a file, or a folder holding one); a missing checkpoint is an error."
-    p = _find(path)
-    if p is None: raise FileNotFoundError(f"no checkpoint at {path} (expected {path}/config.json and model.safetensors)")
-    return p
-
-# %% ../nbs/03_train.ipynb #b3ab258d
-def _state(model:nn.Module)->dict:
-    return {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-
-# %% ../nbs/03_train.ipynb #a0ab3cc8
-def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->Path:
-    "Save `model` (safetensors) with its config and `meta` (JSON) to the folder `path`, atomically."
-    if not hasattr(model, 'config'): raise ValueError("save_model: the model has no `.config`; build it with `build_model`")
-    def write(tmp):
-        save_file(_state(model), str(tmp / 'model.safetensors'))
-        if extra_tensors: save_file({k: v.contiguous() for k, v in extra_tensors.items()}, str(tmp / 'train_state.safetensors'))
-        (tmp / 'config.json').write_text(json.dumps(dict(model=model.config, **(meta or {})), indent=1))
-    return _write_dir_atomic(path, write)
-
-# %% ../nbs/03_train.ipynb #1b4cb9ea
-def load_model(path, device='cpu')->tuple:
-    "Load a model saved by `save_model`: returns `(model, meta)`."
-    path = resolve_checkpoint(path)
-    try: meta = json.loads((path / 'config.json').read_text())
-    except json.JSONDecodeError as e: raise ValueError(f"{path / 'config.json'}: not valid JSON ({e})") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get('model'), dict):
-        raise ValueError(f"{path / 'config.json'}: no 'model' entry (the architecture); was it written by save_model?")
-    with torch.device('meta'): skel = build_model(**meta['model'])          # shapes only: nothing allocated yet
-    _check_shapes(path, {k: tuple(v.shape) for k, v in skel.state_dict().items()})
-    model = build_model(**meta['model'])
-    model.load_state_dict(load_file(str(path / 'model.safetensors'), device=str(device)))
-    return model.to(device), meta
-
-# %% ../nbs/03_train.ipynb #282b3b02
-def _check_shapes(path:Path, want:dict):
-    "Refuse a config whose tensors differ from the checkpoint's, before allocating them: a config can ask for no more than the file holds."
-    f = path / 'model.safetensors'
-    try:
-        with safe_open(str(f), 'pt') as st: have = {k: tuple(st.get_slice(k).get_shape()) for k in st.keys()}
-    except Exception as e: raise ValueError(f"{f}: not a readable safetensors file ({type(e).__name__}: {e})") from None
-    for k in sorted(set(want) | set(have)):
-        if want.get(k) != have.get(k):
-            raise ValueError(f"{path}: config.json and model.safetensors disagree at {k!r}: the config builds {want.get(k, 'nothing')}, "
-                             f"the file holds {have.get(k, 'nothing')}")
-
 # %% ../nbs/03_train.ipynb #fc6f5652
 class NonFiniteLoss(RuntimeError):
     "Training produced a NaN or infinite loss."
@@ -233,12 +146,44 @@ def _norm_json(x): return json.loads(json.dumps(x, default=str))
 
 def resumable(ckpt, model:nn.Module, cfg:TrainConfig)->bool:
     "Is there a checkpoint in `ckpt` written for this model config and training config (epochs may differ)?"
-    p = _find(ckpt) if ckpt is not None else None
+    p = find_checkpoint(ckpt) if ckpt is not None else None
     if p is None: return False
     meta = json.loads((p / 'config.json').read_text())
     drop = lambda d: {k: v for k, v in d.items() if k != 'epochs'}
     return (meta.get('model') == _norm_json(getattr(model, 'config', None)) and 'train' in meta
             and drop({**_norm_json(asdict(TrainConfig())), **meta['train']}) == drop(_norm_json(asdict(cfg))))   # keys added later take their defaults
+
+# %% ../nbs/03_train.ipynb #309b19b0
+def _resume(ckpt, model:nn.Module, cfg:TrainConfig, opt, dl:Loader)->tuple:
+    "Restore model, optimizer and loader generator from the checkpoint in `ckpt` if there is one: `(history, first epoch)`."
+    if ckpt is None or (p := find_checkpoint(ckpt)) is None: return [], 0
+    if not resumable(ckpt, model, cfg):
+        raise ValueError(f"train: the checkpoint in {ckpt} was written for another model or training configuration "
+                         "(only `epochs` may change when resuming); delete it or choose another folder")
+    dev = next(model.parameters()).device
+    meta = json.loads((p / 'config.json').read_text())
+    model.load_state_dict(load_file(str(p / 'model.safetensors'), device=str(dev)))
+    ts = load_file(str(p / 'train_state.safetensors'), device=str(dev))
+    _load_opt(opt, {k: v for k, v in ts.items() if k.startswith('opt.')}, meta['param_groups'])
+    dl.gen.set_state(ts['loader_rng'].cpu())
+    return meta['history'], meta['epoch']
+
+# %% ../nbs/03_train.ipynb #45a82107
+def _train_epoch(model:nn.Module, dl:Loader, opt, cfg:TrainConfig, kind:str, ep:int, ckpt=None)->float:
+    "One epoch of `train` (epoch index `ep`): the mean training loss; a non-finite loss restores the epoch's start and raises."
+    dev, steps = next(model.parameters()).device, len(dl)
+    good, tot = {k: v.clone() for k, v in model.state_dict().items()}, torch.zeros((), device=dev)
+    model.train()
+    for i, (xb, yb) in enumerate(dl):
+        for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
+        with autocast_for(cfg.amp, dev): loss = batch_loss(model(xb), yb, kind)
+        if not torch.isfinite(loss):
+            model.load_state_dict(good)
+            raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
+                                f"model restored to epoch {ep}" + (f", last good checkpoint kept in {ckpt}" if ckpt else ''))
+        opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
+        tot += loss.detach()
+    return tot.item() / steps
 
 # %% ../nbs/03_train.ipynb #58b8bce2
 def train(model:nn.Module, # built with `init_model` / `build_model`
@@ -250,41 +195,15 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
          )->list: # history: one dict per epoch (train loss, val loss / acc, seconds)
     "Train `model` in place (AdamW by default, `cfg.opt`); resumable from `ckpt`; raises `NonFiniteLoss` on a NaN/inf loss."
     cfg = cfg or TrainConfig()
-    kind = loss_kind(cfg.loss, data)
-    dev = next(model.parameters()).device
-    train_d = data.train.to(dev)
-    dl = Loader(train_d, cfg.bs, shuffle=True, seed=cfg.seed, aug=flip_crop if cfg.augment else None)
+    kind, dev = loss_kind(cfg.loss, data), next(model.parameters()).device
+    dl = Loader(data.train.to(dev), cfg.bs, shuffle=True, seed=cfg.seed, aug=flip_crop if cfg.augment else None)
     opt = make_optimizer(model.parameters(), cfg)
-    history, start = [], 0
-    if ckpt is not None and (p := _find(ckpt)) is not None:    # resume
-        if not resumable(ckpt, model, cfg):
-            raise ValueError(f"train: the checkpoint in {ckpt} was written for another model or training configuration "
-                             "(only `epochs` may change when resuming); delete it or choose another folder")
-        meta = json.loads((p / 'config.json').read_text())
-        model.load_state_dict(load_file(str(p / 'model.safetensors'), device=str(dev)))
-        ts = load_file(str(p / 'train_state.safetensors'), device=str(dev))
-        _load_opt(opt, {k: v for k, v in ts.items() if k.startswith('opt.')}, meta['param_groups'])
-        dl.gen.set_state(ts['loader_rng'].cpu())
-        history, start = meta['history'], meta['epoch']
-    good = {k: v.clone() for k, v in model.state_dict().items()}
-    steps = len(dl)
-    bar = tqdm(range(start, cfg.epochs), desc='train', disable=not progress, leave=False)
-    for ep in bar:
-        t0, tot = time.perf_counter(), torch.zeros((), device=dev)
-        model.train()
-        for i, (xb, yb) in enumerate(dl):
-            for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            with autocast_for(cfg.amp, dev): loss = batch_loss(model(xb), yb, kind)
-            if not torch.isfinite(loss):
-                model.load_state_dict(good)
-                raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
-                                    f"model restored to epoch {ep}" + (f", last good checkpoint kept in {ckpt}" if ckpt else ''))
-            opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
-            tot += loss.detach()
-        rec = dict(epoch=ep + 1, train_loss=tot.item() / steps, seconds=time.perf_counter() - t0)
+    history, start = _resume(ckpt, model, cfg, opt, dl)
+    for ep in (bar := tqdm(range(start, cfg.epochs), desc='train', disable=not progress, leave=False)):
+        t0 = time.perf_counter()
+        rec = dict(epoch=ep + 1, train_loss=_train_epoch(model, dl, opt, cfg, kind, ep, ckpt), seconds=time.perf_counter() - t0)
         if validate: rec.update({f'val_{k}': v for k, v in evaluate(model, data.val.to(dev), loss=kind).items()})
         history.append(rec)
-        good = {k: v.clone() for k, v in model.state_dict().items()}
         bar.set_postfix(loss=f"{rec['train_loss']:.4f}", **({'val_acc': f"{rec['val_acc']:.3f}"} if 'val_acc' in rec else {}))
         if ckpt is not None:
             tens, groups = _opt_tensors(opt)
@@ -302,6 +221,29 @@ def _stacked_batches(data:Data, bs:int, seeds:list):
         perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(data.X.device)   # same draws as Loader
         yield [(data.X[perms[:, i:i + bs]], data.y[perms[:, i:i + bs]]) for i in range(0, n, bs)]
 
+# %% ../nbs/03_train.ipynb #ed0760dc
+def _check_many(models:list, cfg:TrainConfig):
+    "Refuse what `train_many` cannot train as one vectorised model: mixed architectures, batch norm, augmentation."
+    cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
+    if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
+    if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
+        raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
+    if has_batchnorm(models[0]):
+        raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
+    if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
+
+# %% ../nbs/03_train.ipynb #c76ece40
+@torch.no_grad()
+def _unstack(models:list, params:dict, buffers:dict):
+    "Load slice j of the stacked `params` and `buffers` into `models[j]`."
+    for j, m in enumerate(models): m.load_state_dict({**{k: v[j] for k, v in params.items()}, **{k: v[j] for k, v in buffers.items()}})
+
+def _vmapped(models:list)->tuple:
+    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs."
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0]).to('meta')
+    return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
+
 # %% ../nbs/03_train.ipynb #4da89de9
 def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg, s)` for S seeds)
                data:Splits,
@@ -310,40 +252,23 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
                progress:bool=True,
               )->list: # the trained models (updated in place)
     "Train several models of one architecture as one vectorised model (`torch.func.vmap`)."
-    cfg = cfg or TrainConfig()
-    cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
-    if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
-    if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
-        raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
-    if has_batchnorm(models[0]):
-        raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
-    if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
+    cfg = cfg or TrainConfig(); _check_many(models, cfg)
     seeds = list(range(len(models))) if seeds is None else list(seeds)
-    kind = loss_kind(cfg.loss, data)
-    dev = next(models[0].parameters()).device
-    params, buffers = stack_module_state(models)
-    base = copy.deepcopy(models[0]).to('meta')
-    fwd = torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
-    opt = make_optimizer(params.values(), cfg)
-    tr = data.train.to(dev)
-    epochs = _stacked_batches(tr, cfg.bs, seeds)
-    steps = math.ceil(len(tr) / cfg.bs)
-    for ep in tqdm(range(cfg.epochs), desc=f'train x{len(models)}', disable=not progress, leave=False):
+    kind, dev, S = loss_kind(cfg.loss, data), next(models[0].parameters()).device, len(models)
+    params, buffers, fwd = _vmapped(models)
+    opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
+    epochs, steps = _stacked_batches(tr, cfg.bs, seeds), math.ceil(len(tr) / cfg.bs)
+    for ep in tqdm(range(cfg.epochs), desc=f'train x{S}', disable=not progress, leave=False):
         good = {k: v.detach().clone() for k, v in params.items()}
         for i, (xb, yb) in enumerate(next(epochs)):       # xb (S, B, ...): each seed's own batch
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
             with autocast_for(cfg.amp, dev):
-                out = fwd(params, buffers, xb)                               # (S, B, ...)
-                losses = batch_loss(out.flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(len(models), -1).mean(1)
+                losses = batch_loss(fwd(params, buffers, xb).flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(S, -1).mean(1)
             if not torch.isfinite(losses).all():
-                bad = [seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]
-                with torch.no_grad():
-                    for j, m in enumerate(models): m.load_state_dict({**{k: v[j] for k, v in good.items()}, **{k: v[j] for k, v in buffers.items()}})
-                raise NonFiniteLoss(f"non-finite training loss for seeds {bad} at epoch {ep + 1}, step {i + 1}; "
-                                    f"all {len(models)} models restored to epoch {ep}")
+                _unstack(models, good, buffers)
+                raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
+                                    f"at epoch {ep + 1}, step {i + 1}; all {S} models restored to epoch {ep}")
             opt.zero_grad(set_to_none=True); losses.sum().backward(); opt.step()
-    with torch.no_grad():
-        for j, m in enumerate(models):
-            m.load_state_dict({**{k: v[j] for k, v in params.items()}, **{k: v[j] for k, v in buffers.items()}})
-            m.eval()
+    _unstack(models, params, buffers)
+    for m in models: m.eval()
     return models

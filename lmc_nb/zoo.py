@@ -14,7 +14,8 @@ import lmc_nb
 from .data import load_data, DATASETS
 from .models import model_for, ASYM_ARCHS, NORMS, ACTS
 from .asym import SCHEMES
-from .train import TrainConfig, init_model, train, train_many, evaluate, save_model, load_model, NonFiniteLoss, write_atomic
+from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
+from .checkpoint import save_model, load_model, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
 from .match import align_weights, align_activations
