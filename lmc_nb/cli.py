@@ -51,36 +51,55 @@ class _Help(argparse.RawDescriptionHelpFormatter):
 def _sub(sub, name, help, epilog=None):
     return sub.add_parser(name, help=help, description=help, epilog=epilog, formatter_class=_Help)
 
+# %% ../nbs/12b_cli.ipynb #dfe0d70b
+def _join(t)->str: return ','.join(map(str, t))
+
+def _data_args(g, d:dict):
+    "`report`'s data options (`ReportData`; `d`: its defaults)."
+    from lmc_nb.report import DATASETS
+    g.add_argument('--data', default=d['data'], help=' | '.join(x for x in DATASETS if x != 'coherence'))
+    g.add_argument('--k', type=_positive(int), default=d['gmm_k'], help='gmm: intrinsic dimension')
+    g.add_argument('--n', type=_positive(int), default=d['gmm_n'], help='gmm: samples')
+    g.add_argument('--root', default=d['root'], help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
+    g.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
+    g.add_argument('--limit', type=_positive(int), default=d['limit'], help='image data: use only the first N samples (default: all)')
+
+# %% ../nbs/12b_cli.ipynb #87e042b6
+def _model_args(g, d:dict):
+    "`report`'s model and training options (`ReportModels`; `d`: its defaults)."
+    from lmc_nb.report import ASYM_ARCHS, SCHEMES, NORMS, ACTS
+    g.add_argument('--arch', default=d['arch'], help=' | '.join(ASYM_ARCHS))
+    g.add_argument('--scheme', default=_join(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
+    g.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
+    g.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
+    g.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')
+    g.add_argument('--norm', default=d['norm'], help=f"{' | '.join(NORMS)} (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
+    g.add_argument('--act', default=d['act'], help=f"{' | '.join(ACTS)} (default: the architecture's: mlp gelu, others relu)")
+    for k, kind, h in (('epochs', int, 'training epochs per model'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate')):
+        g.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
+    g.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')
+    g.add_argument('--seeds', default=_join(d['seeds']), help='comma-separated seeds, paired consecutively into independent pairs')
+    g.add_argument('--device', default=d['device'], help='cpu | cuda | auto')
+
+# %% ../nbs/12b_cli.ipynb #d78b0d09
+def _run_args(g, d:dict):
+    "`report`'s measurement and output options (`ReportRun`; `d`: its defaults)."
+    from lmc_nb.report import ALIGNERS
+    g.add_argument('--align', default=_join(d['align']), help=f"comma-separated alignment methods: {', '.join(ALIGNERS)}")
+    g.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
+    g.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
+    g.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
+    g.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
+    g.add_argument('--from', dest='from_dir', default=d['from_dir'], help='evaluate the saved models of an earlier report folder')
+
 # %% ../nbs/12b_cli.ipynb #68e4a3c0
 def _report_args(r):
-    "The `report` options: each default is `ReportConfig`'s and each list of choices the library's, read here (no drift)."
+    "The `report` options, one group per part of `ReportConfig`: each default is the dataclass's and each list of choices the library's, read here (no drift)."
     from dataclasses import fields
-    from lmc_nb.report import ReportConfig, DATASETS, ASYM_ARCHS, SCHEMES, NORMS, ACTS, ALIGNERS
-    d, j, o = {f.name: f.default for f in fields(ReportConfig)}, lambda t: ','.join(map(str, t)), ' | '.join
-    r.add_argument('--data', default=d['data'], help=o(x for x in DATASETS if x != 'coherence'))
-    r.add_argument('--arch', default=d['arch'], help=o(ASYM_ARCHS))
-    r.add_argument('--scheme', default=j(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
-    r.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
-    r.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
-    r.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')
-    r.add_argument('--norm', default=d['norm'], help=f"{o(NORMS)} (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
-    r.add_argument('--act', default=d['act'], help=f"{o(ACTS)} (default: the architecture's: mlp gelu, others relu)")
-    for k, kind, h in (('epochs', int, 'training epochs per model'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate')):
-        r.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
-    r.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')
-    r.add_argument('--seeds', default=j(d['seeds']), help='comma-separated seeds, paired consecutively into independent pairs')
-    r.add_argument('--align', default=j(d['align']), help=f"comma-separated alignment methods: {', '.join(ALIGNERS)}")
-    r.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
-    r.add_argument('--k', type=_positive(int), default=d['gmm_k'], help='gmm: intrinsic dimension')
-    r.add_argument('--n', type=_positive(int), default=d['gmm_n'], help='gmm: samples')
-    r.add_argument('--root', default=d['root'], help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
-    r.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
-    r.add_argument('--limit', type=_positive(int), default=d['limit'], help='image data: use only the first N samples (default: all)')
-    r.add_argument('--device', default=d['device'], help='cpu | cuda | auto')
-    r.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
-    r.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
-    r.add_argument('--from', dest='from_dir', default=d['from_dir'], help='evaluate the saved models of an earlier report folder')
-    r.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
+    from lmc_nb.report import ReportData, ReportModels, ReportRun
+    for title, cls, add in (('data', ReportData, _data_args), ('models and training', ReportModels, _model_args),
+                            ('measurements and output', ReportRun, _run_args)):
+        add(r.add_argument_group(title, cls.__doc__), {f.name: f.default for f in fields(cls)})
     r.add_argument('--quiet', action='store_true', help='no progress bars')
 
 # %% ../nbs/12b_cli.ipynb #6db95608

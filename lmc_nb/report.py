@@ -5,7 +5,7 @@
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
 import json, platform, shutil, time
-from dataclasses import dataclass, asdict, replace
+from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
 import lmc_nb
@@ -21,8 +21,8 @@ from .zoo import ALIGNERS, run_model_config, run_train_config, mean_ci
 from .lewc import lewc_diagnostics, activation_modules
 
 # %% auto #0
-__all__ = ['LABEL_PREFIX', 'model_label', 'ReportConfig', 'model_config', 'data_key', 'get_models', 'check_out', 'run_report',
-           'plot_report', 'describe_arch', 'lewc_markdown', 'report_markdown']
+__all__ = ['LABEL_PREFIX', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig', 'model_config', 'data_key',
+           'get_models', 'check_out', 'run_report', 'plot_report', 'describe_arch', 'lewc_markdown', 'report_markdown']
 
 # %% ../nbs/12_report.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
@@ -32,11 +32,22 @@ def model_label(arch:str, scheme:str)->str:
     "Short label of a model: `mlp`, `wmlp`, `syre-mlp`, `resnet20`, `wresnet20`, …"
     return LABEL_PREFIX[scheme] + arch
 
-# %% ../nbs/12_report.ipynb #de67b5dc
+# %% ../nbs/12_report.ipynb #5d1546b5
 @dataclass
-class ReportConfig:
-    "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
+class ReportData:
+    "The data: a name from `data.DATASETS` and what `load_data` needs to make it."
     data:str = 'gmm'
+    gmm_k:int = 8             # intrinsic dimension of the Gaussian mixture
+    gmm_n:int = 50_000        # samples of the Gaussian mixture (NI G.6)
+    data_seed:int = 0
+    root:str = None           # image data root (default: $LMC_DATA or ~/.cache/lmc_nb)
+    download:bool = False     # let torchvision download missing image data
+    limit:int = None          # image data: use only the first `limit` pooled samples
+
+# %% ../nbs/12_report.ipynb #40cf499e
+@dataclass
+class ReportModels:
+    "The models: architecture, symmetry-breaking schemes, training, and the seeds that are paired."
     arch:str = 'mlp'
     schemes:tuple = ('dense', 'wasym')
     sigma_f:float = 1.0
@@ -44,44 +55,51 @@ class ReportConfig:
     depth:int = 3             # MLP hidden layers
     norm:str = None           # one of `models.NORMS`; None: the architecture's default
     act:str = None            # one of `models.ACTS`; None: the architecture's default
+    mask_seed:int = 0
     epochs:int = 10
     bs:int = 256
     lr:float = 1e-3
     wd:float = 1e-2
     seeds:tuple = (0, 1, 2, 3, 4, 5)   # paired consecutively: three independent pairs
+    device:str = 'cpu'
+
+# %% ../nbs/12_report.ipynb #6e26d488
+@dataclass
+class ReportRun:
+    "What is measured and where it goes: alignment methods, the λ grid, LEWC's diagnostics, the output folder."
     align:tuple = ('none',)
     lams:int = 25
-    gmm_k:int = 8             # intrinsic dimension of the Gaussian mixture
-    gmm_n:int = 50_000        # samples of the Gaussian mixture (NI G.6)
-    data_seed:int = 0
-    mask_seed:int = 0
-    root:str = None
-    download:bool = False
-    limit:int = None          # image data: use only the first `limit` pooled samples
-    device:str = 'cpu'
-    out:str = 'lmc_report'
-    from_dir:str = None
     lewc:bool = True          # add LEWC's layerwise diagnostics of the first pair at λ = 1/2 (unaligned)
     lewc_samples:int = 5000   # test samples they are streamed over
+    out:str = 'lmc_report'
+    from_dir:str = None       # evaluate the saved models of an earlier report instead of training
     force:bool = False        # replace a report already in `out` (trained models that match are still reused)
+
+# %% ../nbs/12_report.ipynb #de67b5dc
+@dataclass
+class ReportConfig(ReportRun, ReportModels, ReportData):
+    "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
-        for key, val, ok in (('data', [self.data], DATASETS), ('arch', [self.arch], ASYM_ARCHS), ('scheme', self.schemes, SCHEMES),
-                             ('align', self.align, ALIGNERS)):
-            bad = [v for v in val if v not in ok]
-            if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
-        for key in ('schemes', 'align'):
-            if not getattr(self, key): raise ValueError(f"{key}: name at least one")
-        if self.data == 'coherence': raise ValueError("the coherence data set is a regression task; report needs a classification data set")
-        if len(self.seeds) < 2 or len(self.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(self.seeds)}")
-        if len(set(self.seeds)) != len(self.seeds): raise ValueError(f"seeds: repeated seeds in {list(self.seeds)}")
-        if self.lams < 3: raise ValueError("lams: need at least 3 points on the path")
-        for key, ok in (('norm', NORMS), ('act', ACTS)):
-            if getattr(self, key) is not None and getattr(self, key) not in ok: raise ValueError(f"unknown {key} {getattr(self, key)!r}; choose one of {list(ok)}")
-        for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
-            if not getattr(self, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(self, key)!r}")
-        if self.arch in ('mlp', 'vit') and self.width != int(self.width): raise ValueError(f"width: {self.arch} needs a whole number, got {self.width}")
-        if self.limit is not None and self.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {self.limit}")
+        _check_report(self)
+
+# %% ../nbs/12_report.ipynb #92288fd2
+def _check_report(c:ReportConfig):
+    "Refuse a report configuration that names something unknown or asks for an impossible size."
+    for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES), ('align', c.align, ALIGNERS),
+                         ('norm', [c.norm] if c.norm is not None else [], NORMS), ('act', [c.act] if c.act is not None else [], ACTS)):
+        bad = [v for v in val if v not in ok]
+        if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
+    for key in ('schemes', 'align'):
+        if not getattr(c, key): raise ValueError(f"{key}: name at least one")
+    if c.data == 'coherence': raise ValueError("the coherence data set is a regression task; report needs a classification data set")
+    if len(c.seeds) < 2 or len(c.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(c.seeds)}")
+    if len(set(c.seeds)) != len(c.seeds): raise ValueError(f"seeds: repeated seeds in {list(c.seeds)}")
+    if c.lams < 3: raise ValueError("lams: need at least 3 points on the path")
+    for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
+        if not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
+    if c.arch in ('mlp', 'vit') and c.width != int(c.width): raise ValueError(f"width: {c.arch} needs a whole number, got {c.width}")
+    if c.limit is not None and c.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {c.limit}")
 
 # %% ../nbs/12_report.ipynb #4a509f63
 def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:
@@ -104,37 +122,46 @@ def _matches(path:Path, mcfg:dict, tcfg:TrainConfig, dkey:dict)->bool:
     return (meta.get('model') == json.loads(json.dumps(mcfg)) and meta.get('train') == asdict(tcfg)
             and meta.get('data') == json.loads(json.dumps(dkey)) and meta.get('done', False))
 
+# %% ../nbs/12_report.ipynb #346aee12
+def _reusable(cfg:ReportConfig, data:Splits, label:str, mcfg:dict)->tuple:
+    "Seeds whose finished model in `out/models` matches the settings exactly (loaded), and the seeds still to train."
+    out, have, todo = Path(cfg.out) / 'models', {}, []
+    for s in cfg.seeds:
+        p = out / f'{label}-s{s}'
+        if _matches(p, mcfg, _train_cfg(cfg, data, s), data_key(cfg)): have[s] = load_model(p, cfg.device)[0]
+        else: todo.append(s)
+    return have, todo
+
+# %% ../nbs/12_report.ipynb #07c9501a
+def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list, progress:bool)->list:
+    "Train the models of seeds `todo` (vectorised when the architecture allows, else one by one with resumable checkpoints) and save them."
+    out, data = Path(cfg.out) / 'models', data.to(cfg.device)
+    fresh = [init_model(mcfg, s).to(cfg.device) for s in todo]
+    vec, t0 = len(fresh) > 1 and not has_batchnorm(fresh[0]) and not data.meta.get('augment'), time.perf_counter()
+    if vec: train_many(fresh, data, _train_cfg(cfg, data, 0), seeds=todo, progress=progress)
+    for s, m in zip(todo, fresh):
+        ck = out / f'{label}-s{s}.ckpt'
+        if not vec:
+            if not resumable(ck, m, _train_cfg(cfg, data, s)):                       # stale: written for another config
+                for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
+            train(m, data, _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
+        save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=True,
+                                                      seconds=(time.perf_counter() - t0) / max(1, len(todo))))
+        shutil.rmtree(ck, ignore_errors=True)                                         # per-epoch state no longer needed
+    return fresh
+
 # %% ../nbs/12_report.ipynb #87e8166d
 def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
     "label → list of (seed, model): trained (vectorised where possible), reused from `out/models`, or loaded from `from_dir`."
-    out, dev = Path(cfg.out) / 'models', torch.device(cfg.device)
     models = {}
     for scheme in cfg.schemes:
         label, mcfg = model_label(cfg.arch, scheme), model_config(cfg, scheme, data)
         if cfg.from_dir:
             src = Path(cfg.from_dir); src = src / 'models' if (src / 'models').exists() else src
-            models[label] = [(s, load_model(src / f'{label}-s{s}', dev)[0]) for s in cfg.seeds]
+            models[label] = [(s, load_model(src / f'{label}-s{s}', cfg.device)[0]) for s in cfg.seeds]
             continue
-        todo, have = [], {}
-        for s in cfg.seeds:
-            p = out / f'{label}-s{s}'
-            if _matches(p, mcfg, _train_cfg(cfg, data, s), data_key(cfg)): have[s] = load_model(p, dev)[0]
-            else: todo.append(s)
-        fresh = [init_model(mcfg, s).to(dev) for s in todo]
-        vec = len(fresh) > 1 and not has_batchnorm(fresh[0]) and not data.meta.get('augment')
-        t0 = time.perf_counter()
-        if vec:
-            train_many(fresh, data.to(dev), replace(_train_cfg(cfg, data, 0)), seeds=todo, progress=progress)
-        for s, m in zip(todo, fresh):
-            if not vec:
-                ck = out / f'{label}-s{s}.ckpt'
-                if not resumable(ck, m, _train_cfg(cfg, data, s)):                     # stale: written for another config
-                    for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
-                train(m, data.to(dev), _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
-            save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=True,
-                                                          seconds=(time.perf_counter() - t0) / max(1, len(todo))))
-            shutil.rmtree(out / f'{label}-s{s}.ckpt', ignore_errors=True)   # per-epoch state no longer needed
-        have.update(zip(todo, fresh))
+        have, todo = _reusable(cfg, data, label, mcfg)
+        have.update(zip(todo, _train_fresh(cfg, data, label, mcfg, todo, progress)))
         models[label] = [(s, have[s]) for s in cfg.seeds]
     return models
 
@@ -155,6 +182,34 @@ def check_out(cfg:ReportConfig):
     if cfg.from_dir and Path(cfg.from_dir).resolve() == out.resolve() and not cfg.force:
         raise FileExistsError(f"--out {out} is the folder the models are loaded from; choose another --out")
 
+# %% ../nbs/12_report.ipynb #9a6a2699
+def _report_header(cfg:ReportConfig, data:Splits, models:dict)->dict:
+    "The report's provenance: versions, the configuration, the data, and each label's architecture as trained or loaded."
+    return dict(lmc_nb_version=lmc_nb.__version__, torch=torch.__version__, machine=platform.machine(),
+                config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+                data=dict(name=data.name, n_train=len(data.train), n_val=len(data.val), n_test=len(data.test),
+                          in_shape=list(data.in_shape), n_classes=data.n_classes),
+                architectures={label: getattr(ms[0][1], 'config', None) for label, ms in models.items()},
+                models=[], results=[])
+
+# %% ../nbs/12_report.ipynb #9ce7dace
+def _align_result(label:str, ms:list, align:str, cfg:ReportConfig, data:Splits)->dict:
+    "One `results` entry: every pair's curve after `align`, and the barriers' mean, std and interval over pairs."
+    pairs = []
+    for (sa, A), (sb, B) in zip(ms[0::2], ms[1::2]):
+        Ap, Bp = (A, B) if align == 'none' else (dense_twin(A), ALIGNERS[align](A, B, data))
+        c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train)
+        pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
+    res = dict(model=label, align=align, n_pairs=len(pairs))
+    for key in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier', 'loss_midpoint', 'acc_midpoint'):
+        name = 'loss_barrier_calibrated' if key == 'loss_calibrated_barrier' else key
+        res[name], res[name + '_std'], res[name + '_ci95'] = _stats([p[key] for p in pairs])
+    for key in ('lambdas', 'loss', 'acc', 'loss_calibrated', 'temperature'):
+        v = torch.tensor([p['curve'][key] for p in pairs], dtype=torch.float64)
+        res[key] = v.mean(0).tolist()
+        if key in ('loss', 'acc', 'loss_calibrated'): res[key + '_min'], res[key + '_max'] = v.min(0).values.tolist(), v.max(0).values.tolist()
+    return dict(res, pairs=pairs)
+
 # %% ../nbs/12_report.ipynb #1369e195
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
@@ -165,30 +220,10 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
                      **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {})).to(cfg.device)
     models = get_models(cfg, data, progress)
     out = Path(cfg.out); out.mkdir(parents=True, exist_ok=True)
-    rep = dict(lmc_nb_version=lmc_nb.__version__, torch=torch.__version__, machine=platform.machine(),
-               config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-               data=dict(name=data.name, n_train=len(data.train), n_val=len(data.val), n_test=len(data.test),
-                         in_shape=list(data.in_shape), n_classes=data.n_classes),
-               architectures={label: getattr(ms[0][1], 'config', None) for label, ms in models.items()},   # as trained or loaded
-               models=[], results=[])
+    rep = _report_header(cfg, data, models)
     for label, ms in models.items():
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
-        for align in cfg.align:
-            pairs = []
-            for (sa, A), (sb, B) in zip(ms[0::2], ms[1::2]):
-                Ap, Bp = (A, B) if align == 'none' else (dense_twin(A), ALIGNERS[align](A, B, data))
-                c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train)
-                pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
-            res = dict(model=label, align=align, n_pairs=len(pairs))
-            for key in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier', 'loss_midpoint', 'acc_midpoint'):
-                name = 'loss_barrier_calibrated' if key == 'loss_calibrated_barrier' else key
-                res[name], res[name + '_std'], res[name + '_ci95'] = _stats([p[key] for p in pairs])
-            for key in ('lambdas', 'loss', 'acc', 'loss_calibrated', 'temperature'):
-                v = torch.tensor([p['curve'][key] for p in pairs], dtype=torch.float64)
-                res[key] = v.mean(0).tolist()
-                if key in ('loss', 'acc', 'loss_calibrated'): res[key + '_min'], res[key + '_max'] = v.min(0).values.tolist(), v.max(0).values.tolist()
-            res['pairs'] = pairs
-            rep['results'].append(res)
+        rep['results'] += [_align_result(label, ms, align, cfg, data) for align in cfg.align]
         if cfg.lewc and activation_modules(ms[0][1]):
             d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
             rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict()))
@@ -244,18 +279,28 @@ def _fmt(r:dict, k:str, s:float=1, d:int=4)->str:
     lo, hi = r[k + '_ci95']
     return f"{s * r[k]:.{d}f} ± {s * r[k + '_std']:.{d}f} [{s * lo:.{d}f}, {s * hi:.{d}f}]"
 
+# %% ../nbs/12_report.ipynb #377b5112
+def _lewc_intro(d:dict, normed:bool)->str:
+    "The paragraph above LEWC's tables: what they show, and whether LEWC's norm prediction applies to this network."
+    return ("Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
+            "the activation (Fig. 4), and the feature-norm ratio E‖f(merged)‖ / E‖f_A + f_B‖ with LEWC's prediction 2^(−ℓ) (Fig. 20); then, per "
+            "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
+            f"Streamed over {d['n']} test samples. "
+            + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "
+               "features (LEWC F.6); run `lmc report --norm none` for the norm-free case." if normed else
+               "This network has no normalisation layers, so LEWC's norm prediction applies."))
+
+_LEWC_COLUMNS = ("Columns (averaged over samples): *LEWC cosine* — cos(z_merged, 2^(−ℓ)(z_A + z_B)) of layer ℓ's features, "
+    "LEWC's exponentially weighted prediction at λ = 1/2; *weak additivity* — cos(σ((u_A + u_B)/2), (σ(u_A) + σ(u_B))/2) of "
+    "the two models' pre-activations; *norm ratio* — E‖z_merged‖ / E‖(z_A + z_B)/2‖, and LEWC's prediction of it; "
+    "*small-moment units* — fraction of units whose second moment is below 1 % of the layer's largest, in A and in B; "
+    "*non-overlap* — 1 − |large_A ∩ large_B| / |large_A ∪ large_B| over the other units (LEWC's disjoint supports).")
+
 # %% ../nbs/12_report.ipynb #0e4a89a6
 def lewc_markdown(d:dict, arch:dict=None)->list:
     "Lines of the LEWC section of `report.md` for one model's diagnostics `d`."
     normed = arch is None or arch['arch'] == 'vit' or arch.get('norm', 'layer') != 'none'
-    L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "",
-         "Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
-         "the activation (Fig. 4), and the feature-norm ratio E‖f(merged)‖ / E‖f_A + f_B‖ with LEWC's prediction 2^(−ℓ) (Fig. 20); then, per "
-         "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
-         f"Streamed over {d['n']} test samples. "
-         + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "
-            "features (LEWC F.6); run `lmc report --norm none` for the norm-free case." if normed else
-            "This network has no normalisation layers, so LEWC's norm prediction applies."), "",
+    L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "", _lewc_intro(d, normed), "",
          "| layer | LEWC cosine | weak additivity | norm ratio | LEWC prediction | small-moment units (A, B) | non-overlap |",
          "|---|---|---|---|---|---|---|"]
     for j, name in enumerate(d['layers']):
@@ -264,15 +309,30 @@ def lewc_markdown(d:dict, arch:dict=None)->list:
         L.append(f"| {name} | {d['lewc_cos'][0][j]:.3f} | " + (f"{d['weak_add'][0][j]:.3f}" if act else '–')
                  + f" | {d['norm_ratio'][0][j]:.3f} | {pred} | "
                  + (f"{d['small_moment'][0][j]:.2f}, {d['small_moment'][1][j]:.2f} | {d['non_overlap'][j]:.2f} |" if act else "– | – |"))
-    L += ["", "Columns (averaged over samples): *LEWC cosine* — cos(z_merged, 2^(−ℓ)(z_A + z_B)) of layer ℓ's features, "
-          "LEWC's exponentially weighted prediction at λ = 1/2; *weak additivity* — cos(σ((u_A + u_B)/2), (σ(u_A) + σ(u_B))/2) of "
-          "the two models' pre-activations; *norm ratio* — E‖z_merged‖ / E‖(z_A + z_B)/2‖, and LEWC's prediction of it; "
-          "*small-moment units* — fraction of units whose second moment is below 1 % of the layer's largest, in A and in B; "
-          "*non-overlap* — 1 − |large_A ∩ large_B| / |large_A ∪ large_B| over the other units (LEWC's disjoint supports).", "",
-          "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
-    for j, w in enumerate(d['weights']):
-        L.append(f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |")
+    L += ["", _LEWC_COLUMNS, "", "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
+    L += [f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |" for j, w in enumerate(d['weights'])]
     return L + [""]
+
+# %% ../nbs/12_report.ipynb #20ebb681
+def _barrier_table(rep:dict)->list:
+    "The summary table of `report.md`: one row per (model, alignment), each model's test accuracies, the barriers over pairs."
+    accs = {}
+    for m in rep['models']: accs.setdefault(m['model'], []).append(m.get('test_acc', float('nan')))
+    L = ["| model | align | pairs | test acc % (each model) | loss barrier (nats) | acc barrier (pts) | calibrated loss barrier (nats) | midpoint acc drop (pts) |",
+         "|---|---|---|---|---|---|---|---|"]
+    return L + [f"| {r['model']} | {r['align']} | {r['n_pairs']} | {', '.join(f'{100 * a:.1f}' for a in accs[r['model']])} | "
+                f"{_fmt(r, 'loss_barrier')} | {_fmt(r, 'acc_barrier', 100, 2)} | {_fmt(r, 'loss_barrier_calibrated')} | "
+                f"{_fmt(r, 'acc_midpoint', 100, 2)} |" for r in rep['results']]
+
+def _columns_note(lams:int, n:int)->str:
+    "What the summary table's columns mean (n: the largest number of pairs)."
+    return ("Columns: *pairs* — independent pairs of models (no model in two pairs); *loss barrier* — the largest excess of "
+            "the test loss (cross-entropy, nats) on the linear path over the straight line between its ends (LEWC Def. 2.1); "
+            "*acc barrier* — the same for the test error, in percentage points; *calibrated* — after fitting the softmax "
+            f"temperature at every λ on 20 % of the test set, evaluated on the other 80 % (LEWC §3.1); *midpoint acc drop* — how far "
+            f"the accuracy at λ = 1/2 falls below the straight line between the ends, in points (negative: above it; NI Q3's measure). Barriers use a grid of {lams} λ values. "
+            + ("Values are mean ± standard deviation [95 % Student-t interval] over pairs." if n > 1 else
+               "One pair: single values, no spread (use more --seeds for intervals)."))
 
 # %% ../nbs/12_report.ipynb #cab6aa5b
 def report_markdown(rep:dict)->str:
@@ -284,21 +344,7 @@ def report_markdown(rep:dict)->str:
          f"{c['epochs']} epochs, AdamW lr {c['lr']}, weight decay {c['wd']}, batch {c['bs']}; seeds {c['seeds']} paired "
          f"consecutively into {n} independent pair(s). Generated by lmc-nb {rep['lmc_nb_version']} in {rep['seconds']:.0f} s.", "",
          "Models:", ""] + [f"- **{lab}**: {describe_arch(a)}" for lab, a in rep.get('architectures', {}).items()] + [""]
-    L += ["| model | align | pairs | test acc % (each model) | loss barrier (nats) | acc barrier (pts) | calibrated loss barrier (nats) | midpoint acc drop (pts) |",
-          "|---|---|---|---|---|---|---|---|"]
-    accs = {}
-    for m in rep['models']: accs.setdefault(m['model'], []).append(m.get('test_acc', float('nan')))
-    for r in res:
-        L.append(f"| {r['model']} | {r['align']} | {r['n_pairs']} | {', '.join(f'{100 * a:.1f}' for a in accs[r['model']])} | "
-                 f"{_fmt(r, 'loss_barrier')} | {_fmt(r, 'acc_barrier', 100, 2)} | {_fmt(r, 'loss_barrier_calibrated')} | "
-                 f"{_fmt(r, 'acc_midpoint', 100, 2)} |")
-    L += ["", "Columns: *pairs* — independent pairs of models (no model in two pairs); *loss barrier* — the largest excess of "
-          "the test loss (cross-entropy, nats) on the linear path over the straight line between its ends (LEWC Def. 2.1); "
-          "*acc barrier* — the same for the test error, in percentage points; *calibrated* — after fitting the softmax "
-          f"temperature at every λ on 20 % of the test set, evaluated on the other 80 % (LEWC §3.1); *midpoint acc drop* — how far "
-          f"the accuracy at λ = 1/2 falls below the straight line between the ends, in points (negative: above it; NI Q3's measure). Barriers use a grid of {c['lams']} λ values. "
-          + ("Values are mean ± standard deviation [95 % Student-t interval] over pairs." if n > 1 else
-             "One pair: single values, no spread (use more --seeds for intervals).")]
+    L += _barrier_table(rep) + ["", _columns_note(c['lams'], n)]
     un = {r['model']: r['loss_barrier'] for r in res if r['align'] == 'none' and r['loss_barrier'] is not None}
     if len(un) > 1:
         lo, hi = min(un, key=un.get), max(un, key=un.get)
