@@ -102,6 +102,26 @@ def _report_args(r):
         add(r.add_argument_group(title, cls.__doc__), {f.name: f.default for f in fields(cls)})
     r.add_argument('--quiet', action='store_true', help='no progress bars')
 
+# %% ../nbs/12b_cli.ipynb #79c38f50
+def _sweep_args(w):
+    "`lmc sweep`'s arguments."
+    w.add_argument('grid', help='grid file (.json, .yaml); format below')
+    w.add_argument('--root', default='lmc_zoo', help='zoo folder')
+    w.add_argument('--backend', default='sequential', help='sequential | process | vectorised | ray')
+    w.add_argument('--workers', type=_positive(int), default=2, help='parallel runs for process / ray')
+    w.add_argument('--threads', type=_positive(int), default=1, help='threads per run (same on every backend)')
+    w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one")
+    w.add_argument('--quiet', action='store_true', help='no progress bars')
+
+def _pairs_args(q):
+    "`lmc pairs`' arguments."
+    q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
+    q.add_argument('--align', default='none', help='comma-separated alignment methods')
+    q.add_argument('--pairs', type=_positive(int), default=None, help='a seeded sample of this many disjoint pairs per setting (default: all)')
+    q.add_argument('--seed', type=int, default=0, help='seed of that sample')
+    q.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
+    q.add_argument('--quiet', action='store_true', help='no progress bars')
+
 # %% ../nbs/12b_cli.ipynb #6db95608
 def _parser(argv:list=None)->argparse.ArgumentParser:
     "The `lmc` parser; `report`'s options are read from `ReportConfig` (which imports torch) only when `argv` names it."
@@ -113,21 +133,8 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
     sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,sweep,pairs,bench}')
     r = _sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES)
     if 'report' in argv: _report_args(r)
-    w = _sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP)
-    w.add_argument('grid', help='grid file (.json, .yaml); format below')
-    w.add_argument('--root', default='lmc_zoo', help='zoo folder')
-    w.add_argument('--backend', default='sequential', help='sequential | process | vectorised | ray')
-    w.add_argument('--workers', type=_positive(int), default=2, help='parallel runs for process / ray')
-    w.add_argument('--threads', type=_positive(int), default=1, help='threads per run (same on every backend)')
-    w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one")
-    w.add_argument('--quiet', action='store_true', help='no progress bars')
-    q = _sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)')
-    q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
-    q.add_argument('--align', default='none', help='comma-separated alignment methods')
-    q.add_argument('--pairs', type=_positive(int), default=None, help='a seeded sample of this many disjoint pairs per setting (default: all)')
-    q.add_argument('--seed', type=int, default=0, help='seed of that sample')
-    q.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
-    q.add_argument('--quiet', action='store_true', help='no progress bars')
+    _sweep_args(_sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP))
+    _pairs_args(_sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)'))
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
     b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
     b.add_argument('--quick', action='store_true', help='only the small cases')

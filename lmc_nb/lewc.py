@@ -130,6 +130,32 @@ def _check_lewc_args(A:nn.Module, lams, acts)->tuple:
     if not acts: raise ValueError("lewc_diagnostics: the model has no activation modules; name them in `acts`")
     return lams, acts
 
+# %% ../nbs/09_lewc.ipynb #066f1141
+def _lewc_models(A:nn.Module, B:nn.Module, lams:list, acts:list, bn_data:Data=None)->tuple:
+    "What `lewc_diagnostics` streams: the models (A, B, one merged model per λ), the linear layers, A's and B's weight operators, hook-free copies of the activations, and the capture points."
+    wl, (A, B) = linear_layers(A), (A.eval(), B.eval())
+    models = [A, B] + [_merged(A, B, l, bn_data) for l in lams]
+    mods = {k: dict(m.named_modules()) for k, m in (('A', A), ('B', B))}
+    opA, opB = ({w: _weight_op(mods[k][w]) for w in wl} for k in ('A', 'B'))
+    act_fn = {a: copy.deepcopy(mods['A'][a]) for a in acts}           # hook-free copies: calling A's own would overwrite its captures
+    pts = [(a, 'in') for a in acts] + [(a, 'out') for a in acts] + [(w, 'in') for w in wl]
+    return models, wl, opA, opB, act_fn, pts
+
+def _lewc_sums(L:int, na:int, nw:int)->dict:
+    "The running sums of every accumulator: L λ values, na activations, nw linear layers (float64)."
+    z, nl = (lambda *s: torch.zeros(*s, dtype=torch.float64)), na + 1
+    return dict(lewc=z(L, nl), nc=z(L, nl), nsum=z(L, nl), nlewc=z(L, nl), wadd=z(L, na), rcos=z(L, nw),
+                wab=z(nw), waa=z(nw), wba=z(nw), wbb=z(nw), cd=z(nw), cx=z(nw), cy=z(nw))
+
+def _lewc_result(S:dict, moms:list, n:int, lams:list, acts:list, wl:list, small:float)->LEWCDiagnostics:
+    "The diagnostics from the sums over n samples."
+    if n == 0: raise ValueError("lewc_diagnostics: the data set is empty")
+    ratio = 0.5 * (S['wab'] / S['waa'].clamp_min(1e-300) + S['wba'] / S['wbb'].clamp_min(1e-300))
+    return LEWCDiagnostics(lams, list(acts) + ['output'], acts, wl,
+                           S['lewc'] / n, S['nc'] / S['nsum'].clamp_min(1e-300), S['nlewc'] / S['nsum'].clamp_min(1e-300),
+                           S['wadd'] / n, *_moment_sparsity(moms, n, small), ratio, S['rcos'] / n,
+                           S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)
+
 # %% ../nbs/09_lewc.ipynb #c2a01dc2
 @torch.no_grad()
 def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one architecture
@@ -143,17 +169,8 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
     "LEWC's layerwise diagnostics of merging `A` and `B` without permutation, streamed over `data`: one pass, one accumulator per diagnostic."
     check_compatible(A, B, effective=True)
     lams, acts = _check_lewc_args(A, lams, acts)
-    wl, (A, B) = linear_layers(A), (A.eval(), B.eval())
-    models = [A, B] + [_merged(A, B, l, bn_data) for l in lams]
-    mods = {k: dict(m.named_modules()) for k, m in (('A', A), ('B', B))}
-    opA, opB = ({w: _weight_op(mods[k][w]) for w in wl} for k in ('A', 'B'))
-    act_fn = {a: copy.deepcopy(mods['A'][a]) for a in acts}           # hook-free copies: calling A's own would overwrite its captures
-    pts = [(a, 'in') for a in acts] + [(a, 'out') for a in acts] + [(w, 'in') for w in wl]
-    z = lambda *s: torch.zeros(*s, dtype=torch.float64)
-    L, nl, na, nw = len(lams), len(acts) + 1, len(acts), len(wl)
-    S = dict(lewc=z(L, nl), nc=z(L, nl), nsum=z(L, nl), nlewc=z(L, nl), wadd=z(L, na), rcos=z(L, nw),
-             wab=z(nw), waa=z(nw), wba=z(nw), wbb=z(nw), cd=z(nw), cx=z(nw), cy=z(nw))
-    moms, n = [z(2, 1)] * na, 0
+    models, wl, opA, opB, act_fn, pts = _lewc_models(A, B, lams, acts, bn_data)
+    S, moms, n = _lewc_sums(len(lams), len(acts), len(wl)), [torch.zeros(2, 1, dtype=torch.float64)] * len(acts), 0
     with contextlib.ExitStack() as stack:
         feats = [stack.enter_context(capture(m, pts)) for m in models]
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
@@ -162,33 +179,31 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
             _acc_connectivity(S, lams, acts, fa, fb, feats[2:], outs)
             _acc_weak_additivity(S, lams, act_fn, fa, fb)
             _acc_weights(S, lams, wl, opA, opB, fa, fb, feats[2:])
-    if n == 0: raise ValueError("lewc_diagnostics: the data set is empty")
-    ratio = 0.5 * (S['wab'] / S['waa'].clamp_min(1e-300) + S['wba'] / S['wbb'].clamp_min(1e-300))
-    return LEWCDiagnostics(lams, list(acts) + ['output'], acts, wl,
-                           S['lewc'] / n, S['nc'] / S['nsum'].clamp_min(1e-300), S['nlewc'] / S['nsum'].clamp_min(1e-300),
-                           S['wadd'] / n, *_moment_sparsity(moms, n, small), ratio, S['rcos'] / n,
-                           S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)
+    return _lewc_result(S, moms, n, lams, acts, wl, small)
+
+# %% ../nbs/09_lewc.ipynb #b7bdb906
+def _store_features(A:nn.Module, B:nn.Module, data:Data, lams:list, bs:int=1000)->list:
+    "What the streaming avoids (the memory benchmark's baseline): every ReLU output of A, B and each merged model, kept."
+    kept = []
+    for m in [A, B] + [merged_model(A, B, l) for l in lams]:
+        hooks = [a.register_forward_hook(lambda mod, i, o: kept.append(o.detach().clone())) for a in m.modules() if isinstance(a, nn.ReLU)]
+        with torch.no_grad():
+            for xb, _ in Loader(data, bs): m(xb)
+        for h in hooks: h.remove()
+    return kept
 
 # %% ../nbs/09_lewc.ipynb #93207ad8
 _MEM_PROBE = '''
 import sys, torch
-from lmc_nb.data import Data, Loader
+from lmc_nb.data import Data
 from lmc_nb.models import MLP
-from lmc_nb.lewc import lewc_diagnostics
-from lmc_nb.merge import merged_model
+from lmc_nb.lewc import lewc_diagnostics, _store_features
 n, mode = int(sys.argv[1]), sys.argv[2]; torch.manual_seed(0)
 d = Data(torch.randn(n, 784), torch.zeros(n, dtype=torch.long))
 A, B = MLP(784, [256] * 3, 10, act='relu'), MLP(784, [256] * 3, 10, act='relu')
 base = int(open('/proc/self/statm').read().split()[1]) * 4096
 hwm = lambda: 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])   # this image's peak (ru_maxrss would carry the parent's across exec)
-if mode == 'ours': lewc_diagnostics(A, B, d, [0.25, 0.5, 0.75], bs=1000)
-else:
-    kept = []
-    for m in [A, B] + [merged_model(A, B, l) for l in (0.25, 0.5, 0.75)]:
-        hooks = [a.register_forward_hook(lambda mod, i, o: kept.append(o.detach().clone())) for a in m.modules() if isinstance(a, torch.nn.ReLU)]
-        with torch.no_grad():
-            for xb, _ in Loader(d, 1000): m(xb)
-        for h in hooks: h.remove()
+(lewc_diagnostics(A, B, d, [0.25, 0.5, 0.75], bs=1000) if mode == 'ours' else _store_features(A, B, d, [0.25, 0.5, 0.75]))
 print((hwm() - base) / 2 ** 20)
 '''
 

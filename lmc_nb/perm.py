@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn, Tensor
 from scipy.optimize import linear_sum_assignment
+from fastcore.basics import patch
 from .asym import dense_twin
 from .interp import effective_state_dict
 
@@ -56,24 +57,30 @@ class PermSpec:
         for g, es in self.groups.items():
             for e in es: out.setdefault(e.tensor, []).append((g, e))
         return out
-    def check(self, sd:dict)->dict:
-        "Validate against a state dict; return group → size. Errors name the tensor and axis."
-        sizes, seen = {}, {}
-        for g, es in self.groups.items():
-            if not es: raise ValueError(f"perm spec: group {g!r} is empty")
-            for e in es:
-                if e.tensor not in sd: raise ValueError(f"perm spec: group {g!r} names tensor {e.tensor!r}, which the model does not have")
-                t = sd[e.tensor]
-                if not -t.ndim <= e.axis < t.ndim: raise ValueError(f"perm spec: {e.tensor!r} has {t.ndim} axes, group {g!r} names axis {e.axis}")
-                if e.view is not None and math.prod(e.view) != t.shape[e.axis]:
-                    raise ValueError(f"perm spec: view {e.view} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
-                key = (e.tensor, e.axis % t.ndim)
-                if key in seen: raise ValueError(f"perm spec: axis {key[1]} of {e.tensor!r} is counted twice (groups {seen[key]!r} and {g!r})")
-                seen[key] = g
-                n = e.size(t)
-                if sizes.setdefault(g, n) != n:
-                    raise ValueError(f"perm spec: group {g!r} permutes {sizes[g]} units, but axis {e.axis} of {e.tensor!r} has {n}")
-        return sizes
+
+# %% ../nbs/06_perm.ipynb #a11a69a3
+def _axis_size(g:str, e:Axis, sd:dict)->int:
+    "The number of units axis `e` of group `g` permutes in the state dict `sd`, once its tensor, axis and view are checked."
+    if e.tensor not in sd: raise ValueError(f"perm spec: group {g!r} names tensor {e.tensor!r}, which the model does not have")
+    t = sd[e.tensor]
+    if not -t.ndim <= e.axis < t.ndim: raise ValueError(f"perm spec: {e.tensor!r} has {t.ndim} axes, group {g!r} names axis {e.axis}")
+    if e.view is not None and math.prod(e.view) != t.shape[e.axis]:
+        raise ValueError(f"perm spec: view {e.view} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
+    return e.size(t)
+
+@patch
+def check(self:PermSpec, sd:dict)->dict:
+    "Validate against a state dict; return group → size. Errors name the tensor and axis."
+    sizes, seen = {}, {}
+    for g, es in self.groups.items():
+        if not es: raise ValueError(f"perm spec: group {g!r} is empty")
+        for e in es:
+            n, key = _axis_size(g, e, sd), (e.tensor, e.axis % sd[e.tensor].ndim)
+            if key in seen: raise ValueError(f"perm spec: axis {key[1]} of {e.tensor!r} is counted twice (groups {seen[key]!r} and {g!r})")
+            seen[key] = g
+            if sizes.setdefault(g, n) != n:
+                raise ValueError(f"perm spec: group {g!r} permutes {sizes[g]} units, but axis {e.axis} of {e.tensor!r} has {n}")
+    return sizes
 
 # %% ../nbs/06_perm.ipynb #24b13fe8
 def apply_perm(spec:PermSpec, sd:dict, perms:dict)->dict:

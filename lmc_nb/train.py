@@ -222,8 +222,8 @@ def _stacked_batches(data:Data, bs:int, seeds:list):
         yield [(data.X[perms[:, i:i + bs]], data.y[perms[:, i:i + bs]]) for i in range(0, n, bs)]
 
 # %% ../nbs/03_train.ipynb #ed0760dc
-def _check_many(models:list, cfg:TrainConfig):
-    "Refuse what `train_many` cannot train as one vectorised model: mixed architectures, batch norm, augmentation."
+def _check_many(models:list, cfg:TrainConfig, seeds:list=None)->list:
+    "Refuse what `train_many` cannot train as one vectorised model (mixed architectures, batch norm, augmentation); the seeds (default 0..S-1)."
     cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
     if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
     if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
@@ -231,12 +231,14 @@ def _check_many(models:list, cfg:TrainConfig):
     if has_batchnorm(models[0]):
         raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
     if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
+    return list(range(len(models))) if seeds is None else list(seeds)
 
 # %% ../nbs/03_train.ipynb #c76ece40
 @torch.no_grad()
-def _unstack(models:list, params:dict, buffers:dict):
-    "Load slice j of the stacked `params` and `buffers` into `models[j]`."
+def _unstack(models:list, params:dict, buffers:dict)->list:
+    "Load slice j of the stacked `params` and `buffers` into `models[j]`; returns `models`."
     for j, m in enumerate(models): m.load_state_dict({**{k: v[j] for k, v in params.items()}, **{k: v[j] for k, v in buffers.items()}})
+    return models
 
 def _vmapped(models:list)->tuple:
     "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs."
@@ -252,8 +254,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
                progress:bool=True,
               )->list: # the trained models (updated in place)
     "Train several models of one architecture as one vectorised model (`torch.func.vmap`)."
-    cfg = cfg or TrainConfig(); _check_many(models, cfg)
-    seeds = list(range(len(models))) if seeds is None else list(seeds)
+    cfg = cfg or TrainConfig(); seeds = _check_many(models, cfg, seeds)
     kind, dev, S = loss_kind(cfg.loss, data), next(models[0].parameters()).device, len(models)
     params, buffers, fwd = _vmapped(models)
     opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
@@ -269,6 +270,5 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
                 raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
                                     f"at epoch {ep + 1}, step {i + 1}; all {S} models restored to epoch {ep}")
             opt.zero_grad(set_to_none=True); losses.sum().backward(); opt.step()
-    _unstack(models, params, buffers)
-    for m in models: m.eval()
+    for m in _unstack(models, params, buffers): m.eval()
     return models
