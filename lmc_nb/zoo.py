@@ -203,7 +203,36 @@ def _run_group(root, cfgs:list, threads:int=1)->list:
     except Exception as e: return [_fail(Path(root) / 'runs' / run_id(c), e) for c in cfgs]
     finally: torch.set_num_threads(old)
 
-BACKENDS = ('sequential', 'process', 'ray', 'vectorised')
+# %% ../nbs/07_zoo.ipynb #f373d00e
+def _sweep_sequential(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
+    "One run after another; `done(n)` is called as runs finish."
+    for c in todo: run_one(root, c, threads); done()
+
+def _sweep_vectorised(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
+    "Runs that differ only in their seed, trained together."
+    groups = {}
+    for c in todo: groups.setdefault(json.dumps({k: v for k, v in c.items() if k != 'seed'}, sort_keys=True), []).append(c)
+    for g in groups.values(): _run_group(root, g, threads); done(len(g))
+
+def _sweep_process(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
+    "A local pool of `workers` spawned processes."
+    fn = importlib.import_module('lmc_nb.zoo').run_one     # by module, so that spawned workers can import it
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) as ex:
+        for f in as_completed([ex.submit(fn, str(root), c, threads) for c in todo]): f.result(); done()
+
+# %% ../nbs/07_zoo.ipynb #611ff02a
+def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
+    "One Ray task per run, on a running cluster (`address='auto'`) or a local one."
+    try: import ray
+    except ImportError: raise ValueError("the ray backend needs Ray: pip install 'ray>=2.9' (or pip install -e '.[ray]')") from None
+    if not ray.is_initialized(): ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                                          **({} if address else dict(num_cpus=workers * threads)))
+    task = ray.remote(num_cpus=threads)(importlib.import_module('lmc_nb.zoo').run_one)
+    pending = [task.remote(str(root), c, threads) for c in todo]
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1); ray.get(ready); done()
+
+BACKENDS = {'sequential': _sweep_sequential, 'process': _sweep_process, 'ray': _sweep_ray, 'vectorised': _sweep_vectorised}
 
 # %% ../nbs/07_zoo.ipynb #1440a464
 def sweep(grid, # a dict, or a JSON / YAML file
@@ -219,25 +248,7 @@ def sweep(grid, # a dict, or a JSON / YAML file
     todo = [c for c in runs if not (root / 'runs' / run_id(c) / 'metrics.json').exists()]
     bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc=f'sweep ({backend})', disable=not progress)
     def done(n=1): bar.update(n); write_table(root)
-    if backend == 'sequential':
-        for c in todo: run_one(root, c, threads); done()
-    elif backend == 'vectorised':
-        groups = {}
-        for c in todo: groups.setdefault(json.dumps({k: v for k, v in c.items() if k != 'seed'}, sort_keys=True), []).append(c)
-        for g in groups.values(): _run_group(root, g, threads); done(len(g))
-    elif backend == 'process':
-        fn = importlib.import_module('lmc_nb.zoo').run_one     # by module, so that spawned workers can import it
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) as ex:
-            for f in as_completed([ex.submit(fn, str(root), c, threads) for c in todo]): f.result(); done()
-    else:
-        try: import ray
-        except ImportError: raise ValueError("the ray backend needs Ray: pip install 'ray>=2.9' (or pip install -e '.[ray]')") from None
-        if not ray.is_initialized(): ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                                              **({} if address else dict(num_cpus=workers * threads)))
-        task = ray.remote(num_cpus=threads)(importlib.import_module('lmc_nb.zoo').run_one)
-        pending = [task.remote(str(root), c, threads) for c in todo]
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1); ray.get(ready); done()
+    BACKENDS[backend](root, todo, done, workers, threads, address)
     bar.close(); write_table(root)
     return zoo_rows(root)
 
@@ -267,16 +278,34 @@ def independent_pairs(runs:list, pairs:int=None, gen:torch.Generator=None)->list
     if pairs is not None and pairs < len(out): out = [out[i] for i in sorted(torch.randperm(len(out), generator=gen)[:pairs].tolist())]
     return out
 
-# %% ../nbs/07_zoo.ipynb #e063c5cd
-def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, progress:bool=True)->list:
-    "Barriers over independent pairs of seeds per setting of a zoo (or a seeded sample of `pairs`), written to `pairs.csv`."
+# %% ../nbs/07_zoo.ipynb #543ce02a
+def _check_pairs_args(root, align, pairs, lams)->Path:
+    "Refuse `pair_table` arguments that cannot work, before anything is loaded; the zoo folder."
     if pairs is not None and pairs < 1: raise ValueError(f"pairs: need at least 1 pair per setting, got {pairs}")
     if lams < 3: raise ValueError(f"lams: need at least 3 points on the path, got {lams}")
     bad = [a for a in align if a not in ALIGNERS]
     if bad: raise ValueError(f"unknown align {bad[0]!r}; choose one of {list(ALIGNERS)}")
     if not (Path(root) / 'zoo.json').is_file(): raise ValueError(f"{root}: not a zoo (no zoo.json); `lmc sweep GRID --root {root}` makes one")
-    root = open_zoo(root)
-    settings = {}
+    return open_zoo(root)
+
+def _pairs_row(cfg:dict, a:str, combos:list, models:dict, data, lams:int)->dict:
+    "One row of the pair table: a setting, an alignment method, and its barriers' mean, std and interval over the pairs `combos`."
+    vals = {k: [] for k in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier')}
+    for ra, rb in combos:
+        A, B = models[ra['run']], models[rb['run']]
+        X, Y = (A, B) if a == 'none' else (dense_twin(A), ALIGNERS[a](A, B, data))
+        b = lmc_curve(X, Y, data.test, lams, bn_data=data.train).barriers()
+        for k in vals: vals[k].append(b[k])
+    row = dict(cfg, align=a, n_pairs=len(combos), seeds=' '.join(f"{ra['seed']}-{rb['seed']}" for ra, rb in combos))
+    for k, v in vals.items():
+        st = mean_ci(v)
+        row.update({f'{k}_mean': st['mean'], f'{k}_std': st['std'], f'{k}_ci95_low': st['ci_low'], f'{k}_ci95_high': st['ci_high']})
+    return row
+
+# %% ../nbs/07_zoo.ipynb #e063c5cd
+def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, progress:bool=True)->list:
+    "Barriers over independent pairs of seeds per setting of a zoo (or a seeded sample of `pairs`), written to `pairs.csv`."
+    root, settings = _check_pairs_args(root, align, pairs, lams), {}
     for r in zoo_rows(root):
         if r.get('status') == 'complete':
             settings.setdefault(json.dumps({k: r[k] for k in GRID_DEFAULTS if k != 'seed'}, sort_keys=True), []).append(r)
@@ -287,18 +316,7 @@ def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, p
         cfg = json.loads(key); data = _data({**cfg, 'seed': 0})
         combos = independent_pairs(rs, pairs, gen)
         models = {r['run']: load_model(root / 'runs' / r['run'] / 'model')[0] for r in rs}
-        for a in align:
-            vals = {k: [] for k in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier')}
-            for ra, rb in combos:
-                A, B = models[ra['run']], models[rb['run']]
-                X, Y = (A, B) if a == 'none' else (dense_twin(A), ALIGNERS[a](A, B, data))
-                b = lmc_curve(X, Y, data.test, lams, bn_data=data.train).barriers()
-                for k in vals: vals[k].append(b[k])
-            row = dict(cfg, align=a, n_pairs=len(combos), seeds=' '.join(f"{ra['seed']}-{rb['seed']}" for ra, rb in combos))
-            for k, v in vals.items():
-                st = mean_ci(v)
-                row.update({f'{k}_mean': st['mean'], f'{k}_std': st['std'], f'{k}_ci95_low': st['ci_low'], f'{k}_ci95_high': st['ci_high']})
-            out.append(row)
+        out += [_pairs_row(cfg, a, combos, models, data, lams) for a in align]
     buf = io.StringIO(); w = csv.DictWriter(buf, list(out[0])); w.writeheader(); w.writerows(out)
     _atomic_text(root / 'pairs.csv', buf.getvalue())
     return out
