@@ -11,7 +11,8 @@ import torch.nn.functional as Fn
 from torch import nn
 from torch.fx.passes.shape_prop import ShapeProp
 from .asym import SigmaAsym
-from .models import Attention, ChannelLayerNorm
+from .models import ChannelLayerNorm
+from .vit import Attention
 from .perm import PermSpec, Axis
 from .nnutil import ACTIVATION_TYPES, NORM_TYPES, eval_mode
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn, Tensor
 from .data import Splits, load_data
-from .models import model_for
+from .archs import model_for
 from .train import TrainConfig, train, init_model
 from .checkpoint import load_model
 from .interp import lmc_curve, Curve

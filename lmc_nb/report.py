@@ -11,7 +11,8 @@ import torch
 import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
-from .models import ASYM_ARCHS, NORMS, ACTS
+from .models import NORMS, ACTS
+from .archs import ASYM_ARCHS
 from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve

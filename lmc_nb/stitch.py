@@ -10,7 +10,9 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 from fastcore.basics import patch
 from .data import Data, Loader
-from .models import MLP, MyrtleCNN, ResNet20, VGG11, ViT
+from .models import MLP, ResNet20, VGG11
+from .archs import MyrtleCNN
+from .vit import ViT
 from .features import CrossStats, unit_matrix
 from .perm import hungarian
 from .train import evaluate

@@ -14,7 +14,7 @@ from torch.func import functional_call, stack_module_state
 from safetensors.torch import load_file
 from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
-from .models import build_model
+from .archs import build_model
 from .checkpoint import find_checkpoint, save_model
 from .nnutil import eval_mode, has_batchnorm
 

@@ -12,7 +12,8 @@ import torch
 from tqdm.auto import tqdm
 import lmc_nb
 from .data import load_data, DATASETS
-from .models import model_for, ASYM_ARCHS, NORMS, ACTS
+from .models import NORMS, ACTS
+from .archs import model_for, ASYM_ARCHS
 from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
 from .checkpoint import save_model, load_model, write_atomic
