@@ -86,13 +86,18 @@ class MLP(nn.Module):
         h = self.layers[0](x.flatten(1))
         for lin, nrm, act in zip(self.layers[1:], self.norms, self.acts): h = lin(act(nrm(h)))
         return h
-    def feature_spec(self)->dict:
-        "Where each permutation group's units are seen: the post-norm, post-activation output of each hidden layer."
-        return {f'h{l}': [(f'acts.{l}', 'out')] for l in range(len(self.norms))}
-    def perm_spec(self)->dict:
-        "One permutation per hidden layer: its outputs, norm and activation, and the next layer's inputs."
-        return {f'h{l}': out_entries(self.layers[l], f'layers.{l}.') + unit_entries(self.norms[l], f'norms.{l}.')
-                         + unit_entries(self.acts[l], f'acts.{l}.') + [(f'layers.{l + 1}.weight', 1)] for l in range(len(self.norms))}
+
+# %% ../nbs/02_models.ipynb #d848c58e
+@patch
+def feature_spec(self:MLP)->dict:
+    "Where each permutation group's units are seen: the post-norm, post-activation output of each hidden layer."
+    return {f'h{l}': [(f'acts.{l}', 'out')] for l in range(len(self.norms))}
+
+@patch
+def perm_spec(self:MLP)->dict:
+    "One permutation per hidden layer: its outputs, norm and activation, and the next layer's inputs."
+    return {f'h{l}': out_entries(self.layers[l], f'layers.{l}.') + unit_entries(self.norms[l], f'norms.{l}.')
+                     + unit_entries(self.acts[l], f'acts.{l}.') + [(f'layers.{l + 1}.weight', 1)] for l in range(len(self.norms))}
 
 # %% ../nbs/02_models.ipynb #984c3781
 def ni_resnet_fixed(width:float)->dict:
@@ -127,6 +132,16 @@ class _ConvMaker:
         nf = self.n_fixed.get(key) if self.kw['scheme'] == 'wasym' else None
         return AsymConv2d(cin, cout, k, stride, k // 2, self.bias, n_fixed=nf, mask_seed=self.seed(), **self.kw)
 
+# %% ../nbs/02_models.ipynb #25eec99e
+def _resnet_blocks(chans:list, norm:str, groups:int, act:str, mk:_ConvMaker)->list:
+    "ResNet-20's nine basic blocks: three per stage of `chans` channels, the first of stages 2 and 3 with stride 2."
+    blocks, cin = [], chans[0]
+    for g, c in enumerate(chans):
+        mk.group = f'group{g + 1}'
+        for b in range(3):
+            blocks.append(BasicBlock(cin, c, 2 if (g > 0 and b == 0) else 1, norm, groups, act, mk)); cin = c
+    return blocks
+
 # %% ../nbs/02_models.ipynb #734b580d
 class ResNet20(nn.Module):
     "ResNet-20 for 32×32 images with width multiplier `width`, built from asymmetric convolutions."
@@ -145,12 +160,7 @@ class ResNet20(nn.Module):
         mk = _ConvMaker(scheme, sigma_f, nf, density, eps, mask_seed, bias=(norm == 'none'))
         self.conv1, self.norm1 = mk(in_ch, chans[0], 3, 1, 'conv'), _norm(norm, chans[0], True, groups)
         self.act1 = act_module(act, chans[0], mk.seed())
-        blocks, cin = [], chans[0]
-        for g, c in enumerate(chans):
-            mk.group = f'group{g + 1}'
-            for b in range(3):
-                blocks.append(BasicBlock(cin, c, 2 if (g > 0 and b == 0) else 1, norm, groups, act, mk)); cin = c
-        self.blocks = nn.Sequential(*blocks)
+        self.blocks = nn.Sequential(*_resnet_blocks(chans, norm, groups, act, mk))
         self.head = AsymLinear(chans[-1], n_classes, True, scheme, sigma_f, nf['head'] if scheme == 'wasym' else None,
                                density, eps, mk.seed())
     def forward(self, x):
@@ -214,12 +224,17 @@ class VGG11(nn.Module):
             x = act(nrm(conv(x)))
             if j in self.pool_after: x = Fn.max_pool2d(x, 2, ceil_mode=True)
         return self.head(x.mean((2, 3)))
-    def feature_spec(self)->dict:
-        "Each convolution's channels after norm and activation."
-        return {f'c{j}': [(f'acts.{j}', 'out')] for j in range(len(self.convs))}
-    def perm_spec(self)->dict:
-        "One permutation per convolution's channels."
-        n = len(self.convs)
-        return {f'c{j}': out_entries(self.convs[j], f'convs.{j}.') + unit_entries(self.norms[j], f'norms.{j}.')
-                         + unit_entries(self.acts[j], f'acts.{j}.') + [(f'convs.{j + 1}.weight' if j < n - 1 else 'head.weight', 1)]
-                for j in range(n)}
+
+# %% ../nbs/02_models.ipynb #cc1515b2
+@patch
+def feature_spec(self:VGG11)->dict:
+    "Each convolution's channels after norm and activation."
+    return {f'c{j}': [(f'acts.{j}', 'out')] for j in range(len(self.convs))}
+
+@patch
+def perm_spec(self:VGG11)->dict:
+    "One permutation per convolution's channels."
+    n = len(self.convs)
+    return {f'c{j}': out_entries(self.convs[j], f'convs.{j}.') + unit_entries(self.norms[j], f'norms.{j}.')
+                     + unit_entries(self.acts[j], f'acts.{j}.') + [(f'convs.{j + 1}.weight' if j < n - 1 else 'head.weight', 1)]
+            for j in range(n)}

@@ -5,7 +5,7 @@
 # %% ../nbs/02a_vit.ipynb #444ee619
 from __future__ import annotations
 import torch
-from torch import nn
+from torch import nn, Tensor
 from fastcore.basics import patch
 from .asym import AsymLinear, AsymConv2d, check_scheme
 from .models import layer_seed, act_module, unit_entries, out_entries
@@ -55,22 +55,24 @@ class ViT(nn.Module):
         mk = lambda i, o: AsymLinear(i, o, True, n_fixed=nf(i), mask_seed=layer_seed(mask_seed, next(seeds)), **kw)
         self.patch_embed = AsymConv2d(in_ch, dim, patch, patch, 0, True, n_fixed=nf(dim * patch * patch),
                                       mask_seed=layer_seed(mask_seed, next(seeds)), **kw)
-        n_tok = (img // patch) ** 2 + 1
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
-        self.pos_embed = nn.Parameter(torch.randn(1, n_tok, dim) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, (img // patch) ** 2 + 1, dim) * 0.02)   # one token per patch and the class token
         self.blocks = nn.ModuleList(ViTBlock(dim, heads, mlp_ratio, act, mk, layer_seed(mask_seed, 100 + b)) for b in range(depth))
         self.norm, self.head = nn.LayerNorm(dim), mk(dim, n_classes)
-    def embed(self, x):
-        "Images → tokens (B, T, dim): patches, the class token and the position embedding."
-        x = self.patch_embed(x).flatten(2).transpose(1, 2)
-        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
-        torch._assert(x.shape[1] == self.pos_embed.shape[1],       # traceable by torch.fx, unlike `if`
-                      f"ViT: built for {self.config['img']}x{self.config['img']} images; the input has another size")
-        return x + self.pos_embed
     def forward(self, x):
         x = self.embed(x)
         for blk in self.blocks: x = blk(x)
         return self.head(self.norm(x)[:, 0])
+
+# %% ../nbs/02a_vit.ipynb #643d6775
+@patch
+def embed(self:ViT, x:Tensor)->Tensor:
+    "Images → tokens (B, T, dim): patches, the class token and the position embedding."
+    x = self.patch_embed(x).flatten(2).transpose(1, 2)
+    x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1)
+    torch._assert(x.shape[1] == self.pos_embed.shape[1],       # traceable by torch.fx, unlike `if`
+                  f"ViT: built for {self.config['img']}x{self.config['img']} images; the input has another size")
+    return x + self.pos_embed
 
 # %% ../nbs/02a_vit.ipynb #f5ad8ad6
 @patch
