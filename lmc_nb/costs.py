@@ -186,6 +186,23 @@ def swap_costs(geo:Geometry, # from `geometry`
         out = {k: v.masked_fill(inf, math.inf) for k, v in out.items()}
     return out
 
+# %% ../nbs/08a_costs.ipynb #44e170a9
+def _cheapest_cycle(W:np.ndarray)->tuple:
+    "The directed cycle of least total weight in the complete graph with edge weights `W` (diagonal ignored), by Floyd–Warshall: (weight, its nodes in order); (inf, None) if every cycle is infinite."
+    m = len(W)
+    W = W.copy(); np.fill_diagonal(W, np.inf)
+    dist, nxt = W.copy(), np.tile(np.arange(m), (m, 1))
+    for k in range(m):                                                # shortest walks, one pivot at a time
+        via = dist[:, k:k + 1] + dist[k:k + 1, :]
+        better = via < dist
+        dist = np.where(better, via, dist)
+        nxt = np.where(better, nxt[:, k:k + 1], nxt)
+    i = int(np.argmin(np.diagonal(dist)))
+    if not np.isfinite(dist[i, i]): return math.inf, None
+    cyc, j = [i], int(nxt[i, i])
+    while j != i and len(cyc) <= m: cyc.append(j); j = int(nxt[j, i])
+    return float(dist[i, i]), cyc
+
 # %% ../nbs/08a_costs.ipynb #b6960efc
 def min_reassignment(C:Tensor, # (m, m) cost matrix (`cost_matrix`); +inf allowed
                      tol:float=1e-9)->dict: # value, perm (neuron i takes neuron perm[i]'s feature), cycle, identity_optimal
@@ -194,6 +211,7 @@ def min_reassignment(C:Tensor, # (m, m) cost matrix (`cost_matrix`); +inf allowe
     m = len(C)
     if m < 2: raise ValueError("min_reassignment: need at least two neurons")
     if np.isnan(C).any(): raise ValueError("min_reassignment: the cost matrix has NaN entries")
+    if not np.isfinite(np.diagonal(C)).all(): raise ValueError("min_reassignment: the diagonal (each neuron's cost of its own feature) must be finite")
     fin = np.isfinite(C)
     big = (np.abs(C[fin]).max() if fin.any() else 1.0) * 4 * m + 1
     r, c = linear_sum_assignment(np.where(fin, C, big))
@@ -202,19 +220,8 @@ def min_reassignment(C:Tensor, # (m, m) cost matrix (`cost_matrix`); +inf allowe
     if (c != r).any() and best < -tol * (1 + abs(diag)):
         cyc = [int(i) for i in np.nonzero(c != r)[0]]
         return dict(value=float(best), perm=torch.as_tensor(c), cycle=cyc, identity_optimal=False)
-    W = C - np.diagonal(C)[None, :]                                   # weight of edge i → j (i takes j's feature)
-    np.fill_diagonal(W, np.inf)
-    dist, nxt = W.copy(), np.tile(np.arange(m), (m, 1))
-    for k in range(m):                                                # Floyd–Warshall: shortest walks, one pivot at a time
-        via = dist[:, k:k + 1] + dist[k:k + 1, :]
-        better = via < dist
-        dist = np.where(better, via, dist)
-        nxt = np.where(better, nxt[:, k:k + 1], nxt)
-    i = int(np.argmin(np.diagonal(dist)))
-    value = float(dist[i, i])
-    if not np.isfinite(value): return dict(value=math.inf, perm=None, cycle=None, identity_optimal=True)
-    cyc, j = [i], int(nxt[i, i])
-    while j != i and len(cyc) <= m: cyc.append(j); j = int(nxt[j, i])
+    _, cyc = _cheapest_cycle(C - np.diagonal(C)[None, :])        # edge i → j weighs C_ij − C_jj (i takes j's feature)
+    if cyc is None: return dict(value=math.inf, perm=None, cycle=None, identity_optimal=True)
     perm = np.arange(m)
     for a, b in zip(cyc, cyc[1:] + cyc[:1]): perm[a] = b
     return dict(value=float(C[np.arange(m), perm].sum() - diag), perm=torch.as_tensor(perm), cycle=cyc, identity_optimal=True)

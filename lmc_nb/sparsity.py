@@ -63,6 +63,20 @@ def overlap(WA:Tensor, WB:Tensor, k:int)->Tensor:
     "Overlap O = sum_j min(n_j, n'_j) of two global minima (TS eq. 5); divide by m for the proportion."
     return torch.minimum(types_of(WA, k)[1], types_of(WB, k)[1]).sum(-1)
 
+# %% ../nbs/10_sparsity.ipynb #c22a22cb
+def _student_losses(W:Tensor, k:int, batch:int, g:torch.Generator)->Tensor:
+    "Every student's loss (n,): the exact population loss (`batch` None), or a fresh minibatch x ~ N(0, I_d) of its own."
+    if batch is None: return ts_loss(W, k)
+    x = torch.randn(W.shape[0], batch, W.shape[2], generator=g, dtype=torch.float64)
+    err = torch.relu(x @ W.transpose(1, 2)).sum(-1) - torch.relu(x[..., :k]).sum(-1)
+    return (err ** 2).mean(-1)
+
+@torch.no_grad()
+def _heavy_ball(W:Tensor, gW:Tensor, buf:Tensor, lr:Tensor, momentum:float, nesterov:bool):
+    "One (Nesterov) momentum step of W in place, as `torch.optim.SGD` takes it."
+    buf.mul_(momentum).add_(gW)
+    W.sub_(lr * (gW + momentum * buf if nesterov else buf))
+
 # %% ../nbs/10_sparsity.ipynb #40920761
 def train_students(m:int, k:int, d:int=None, # student width, teacher width, input dimension (default k)
                    n:int=1, lr=0.05, steps:int=2000, # students at once; learning rate (float or one per student); GD steps
@@ -73,26 +87,18 @@ def train_students(m:int, k:int, d:int=None, # student width, teacher width, inp
     "Gradient descent (exact population loss) or minibatch SGD (sampled inputs) of `n` students at once (TS §4-5)."
     if batch is not None and batch < 1: raise ValueError(f"train_students: batch must be >= 1, got {batch}")
     if on_diverge not in ('raise', 'nan'): raise ValueError(f"train_students: on_diverge must be 'raise' or 'nan', got {on_diverge!r}")
-    d = d or k
-    g = torch.Generator().manual_seed(seed)
+    d, g = d or k, torch.Generator().manual_seed(seed)
     W = (torch.randn(n, m, d, generator=g, dtype=torch.float64) * init_std).requires_grad_(True)
     lr_t = torch.as_tensor(lr, dtype=torch.float64).reshape(-1, 1, 1).expand(n, 1, 1)
     buf, alive = torch.zeros_like(W), torch.ones(n, dtype=torch.bool)
     for _ in range(steps):
-        if batch is None: loss = ts_loss(W, k)
-        else:                                                       # each student its own minibatch x ~ N(0, I_d)
-            x = torch.randn(n, batch, d, generator=g, dtype=torch.float64)
-            err = torch.relu(x @ W.transpose(1, 2)).sum(-1) - torch.relu(x[..., :k]).sum(-1)
-            loss = (err ** 2).mean(-1)
+        loss = _student_losses(W, k, batch, g)
         bad = ~torch.isfinite(loss) | (loss.detach() > 1e6)
         if bad.any():
             if on_diverge == 'raise': raise FloatingPointError("train_students: the loss diverged; lower the learning rate")
             alive &= ~bad
         (gW,) = torch.autograd.grad(torch.where(alive, loss, torch.zeros_like(loss)).sum(), W)
-        with torch.no_grad():
-            gW = torch.where(alive.view(-1, 1, 1), gW, torch.zeros_like(gW))
-            buf.mul_(momentum).add_(gW)
-            W.sub_(lr_t * (gW + momentum * buf if nesterov else buf))
+        _heavy_ball(W, torch.where(alive.view(-1, 1, 1), gW, torch.zeros_like(gW)), buf, lr_t, momentum, nesterov)
     W = W.detach().clone()
     W[~alive] = float('nan')
     return W, ts_loss(W, k)

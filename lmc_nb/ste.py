@@ -26,6 +26,18 @@ def _mid_loss(skel, sa, sb_perm, data:Data, kind:str, bs:int=1000)->float:
     tot = sum(float(batch_loss(functional_call(skel, mid, (xb,)), yb, kind, 'sum')) for xb, yb in Loader(data, bs))
     return tot / len(data)
 
+# %% ../nbs/06c_ste.ipynb #e5acc365
+def _ste_start(A:nn.Module, B:nn.Module, data:Data, eval_samples:int, loss:str, seed:int)->tuple:
+    "The STE loop's fixed parts (spec, dense skeleton, both effective state dicts, the evaluation subset) and its start: weight matching's permutation with its midpoint loss."
+    check_compatible(A, B, effective=True)
+    spec, skel = PermSpec.of(A), dense_twin(A)
+    if has_batchnorm(skel):
+        raise ValueError("ste_matching: batch-norm models need statistics re-estimated at the midpoint; not supported yet")
+    skel.eval()
+    sa, sb, ev = effective_state_dict(A), effective_state_dict(B), data[:eval_samples]
+    perms, _ = weight_matching(spec, sa, sb, seed=seed)
+    return spec, skel, sa, sb, ev, (_mid_loss(skel, sa, apply_perm(spec, sb, perms), ev, loss), perms)
+
 # %% ../nbs/06c_ste.ipynb #1a4e2130
 def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architecture
                  data:Data, # training data for the midpoint loss
@@ -34,16 +46,7 @@ def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architect
                  loss:str='ce', seed:int=0, progress:bool=False,
                 )->tuple: # (perms for B, best midpoint loss on the evaluation subset)
     "Learned matching with a straight-through estimator: permutations of B minimising the midpoint loss."
-    check_compatible(A, B, effective=True)
-    spec = PermSpec.of(A)
-    skel = dense_twin(A)
-    if has_batchnorm(skel):
-        raise ValueError("ste_matching: batch-norm models need statistics re-estimated at the midpoint; not supported yet")
-    skel.eval()
-    sa, sb = effective_state_dict(A), effective_state_dict(B)
-    ev = data[:eval_samples]
-    perms, _ = weight_matching(spec, sa, sb, seed=seed)
-    best = (_mid_loss(skel, sa, apply_perm(spec, sb, perms), ev, loss), perms)
+    spec, skel, sa, sb, ev, best = _ste_start(A, B, data, eval_samples, loss, seed)
     proxy = {k: v.clone().requires_grad_(True) for k, v in sa.items() if v.is_floating_point()}
     opt = torch.optim.Adam(proxy.values(), lr=lr)
     step = 0
