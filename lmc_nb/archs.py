@@ -10,7 +10,7 @@ from .models import MLP, ResNet20, VGG11
 from .vit import ViT
 
 # %% auto #0
-__all__ = ['ARCHS', 'ASYM_ARCHS', 'MyrtleCNN', 'build_model', 'model_for']
+__all__ = ['ARCHS', 'ASYM_ARCHS', 'MyrtleCNN', 'build_model', 'model_for', 'describe_arch']
 
 # %% ../nbs/02b_archs.ipynb #7084b70c
 class MyrtleCNN(nn.Module):
@@ -53,3 +53,15 @@ def model_for(arch:str, # one of `ARCHS`
         if arch == 'vit': kwargs.setdefault('img', in_shape[1])
         return build_model(arch, in_ch=in_shape[0], n_classes=n_out, **kwargs)
     return build_model(arch, **kwargs)
+
+# %% ../nbs/02b_archs.ipynb #f5e50c2e
+def describe_arch(cfg:dict)->str:
+    "One line saying what was trained: architecture, widths, norm, activation, scheme and σ_F."
+    if cfg is None: return 'unknown architecture'
+    a = cfg['arch']
+    size = {'mlp': lambda: f"{cfg['d_in']}→{'→'.join(map(str, cfg['widths']))}→{cfg['d_out']}",
+            'vit': lambda: f"dim {cfg['dim']}, depth {cfg['depth']}, {cfg['heads']} heads, patch {cfg['patch']}"}.get(a, lambda: f"width ×{cfg['width']}")()
+    norm = 'LayerNorm' if a == 'vit' else {'layer': 'LayerNorm', 'batch': 'BatchNorm', 'none': 'no normalisation',
+                                         'group': f"GroupNorm ({cfg.get('groups', 1)} group(s))"}[cfg['norm']]
+    act = {'relu': 'ReLU', 'gelu': 'GELU'}.get(cfg['act'], cfg['act'])
+    return f"{a} ({size}), {norm}, {act}, scheme {cfg['scheme']}" + ('' if cfg['scheme'] == 'dense' else f", σ_F = {cfg['sigma_f']}")

@@ -18,7 +18,7 @@ from .nnutil import ACTIVATION_TYPES, has_batchnorm
 
 # %% auto #0
 __all__ = ['gaussian_relu_cosine', 'gaussian_relu_cosine_mc', 'activation_modules', 'LEWCDiagnostics', 'lewc_diagnostics',
-           'peak_memory_growth']
+           'lewc_markdown', 'peak_memory_growth']
 
 # %% ../nbs/09_lewc.ipynb #5d9a844d
 def gaussian_relu_cosine()->float:
@@ -180,6 +180,40 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
             _acc_weak_additivity(S, lams, act_fn, fa, fb)
             _acc_weights(S, lams, wl, opA, opB, fa, fb, feats[2:])
     return _lewc_result(S, moms, n, lams, acts, wl, small)
+
+# %% ../nbs/09_lewc.ipynb #377b5112
+def _lewc_intro(d:dict, normed:bool)->str:
+    "The paragraph above LEWC's tables: what they show, and whether LEWC's norm prediction applies to this network."
+    return ("Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
+            "the activation (Fig. 4), and the feature-norm ratio E‖f(merged)‖ / E‖f_A + f_B‖ with LEWC's prediction 2^(−ℓ) (Fig. 20); then, per "
+            "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
+            f"Streamed over {d['n']} test samples. "
+            + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "
+               "features (LEWC F.6); run `lmc report --norm none` for the norm-free case." if normed else
+               "This network has no normalisation layers, so LEWC's norm prediction applies."))
+
+_LEWC_COLUMNS = ("Columns (averaged over samples): *LEWC cosine* — cos(z_merged, 2^(−ℓ)(z_A + z_B)) of layer ℓ's features, "
+    "LEWC's exponentially weighted prediction at λ = 1/2; *weak additivity* — cos(σ((u_A + u_B)/2), (σ(u_A) + σ(u_B))/2) of "
+    "the two models' pre-activations; *norm ratio* — E‖z_merged‖ / E‖(z_A + z_B)/2‖, and LEWC's prediction of it; "
+    "*small-moment units* — fraction of units whose second moment is below 1 % of the layer's largest, in A and in B; "
+    "*non-overlap* — 1 − |large_A ∩ large_B| / |large_A ∪ large_B| over the other units (LEWC's disjoint supports).")
+
+# %% ../nbs/09_lewc.ipynb #0e4a89a6
+def lewc_markdown(d:dict, arch:dict=None)->list:
+    "Lines of the LEWC section of `report.md` for one model's diagnostics `d`."
+    normed = arch is None or arch['arch'] == 'vit' or arch.get('norm', 'layer') != 'none'
+    L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "", _lewc_intro(d, normed), "",
+         "| layer | LEWC cosine | weak additivity | norm ratio | LEWC prediction | small-moment units (A, B) | non-overlap |",
+         "|---|---|---|---|---|---|---|"]
+    for j, name in enumerate(d['layers']):
+        act = j < len(d['acts'])
+        pred = 'n/a' if normed else f"{d['norm_ratio_lewc'][0][j]:.3f}"
+        L.append(f"| {name} | {d['lewc_cos'][0][j]:.3f} | " + (f"{d['weak_add'][0][j]:.3f}" if act else '–')
+                 + f" | {d['norm_ratio'][0][j]:.3f} | {pred} | "
+                 + (f"{d['small_moment'][0][j]:.2f}, {d['small_moment'][1][j]:.2f} | {d['non_overlap'][j]:.2f} |" if act else "– | – |"))
+    L += ["", _LEWC_COLUMNS, "", "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
+    L += [f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |" for j, w in enumerate(d['weights'])]
+    return L + [""]
 
 # %% ../nbs/09_lewc.ipynb #b7bdb906
 def _store_features(A:nn.Module, B:nn.Module, data:Data, lams:list, bs:int=1000)->list:

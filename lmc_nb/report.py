@@ -12,18 +12,18 @@ import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
 from .models import NORMS, ACTS
-from .archs import ASYM_ARCHS
+from .archs import describe_arch, ASYM_ARCHS
 from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
 from .nnutil import has_batchnorm
 from .asym import dense_twin
 from .zoo import ALIGNERS, run_model_config, run_train_config, mean_ci
-from .lewc import lewc_diagnostics, activation_modules
+from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
 
 # %% auto #0
 __all__ = ['LABEL_PREFIX', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig', 'model_config', 'data_key',
-           'get_models', 'check_out', 'run_report', 'plot_report', 'describe_arch', 'lewc_markdown', 'report_markdown']
+           'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
 
 # %% ../nbs/12_report.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
@@ -262,57 +262,12 @@ def plot_report(rep:dict):
     return fig
 
 # %% ../nbs/12_report.ipynb #ecdaf942
-def describe_arch(cfg:dict)->str:
-    "One line saying what was trained: architecture, widths, norm, activation, scheme and σ_F."
-    if cfg is None: return 'unknown architecture'
-    a = cfg['arch']
-    size = {'mlp': lambda: f"{cfg['d_in']}→{'→'.join(map(str, cfg['widths']))}→{cfg['d_out']}",
-            'vit': lambda: f"dim {cfg['dim']}, depth {cfg['depth']}, {cfg['heads']} heads, patch {cfg['patch']}"}.get(a, lambda: f"width ×{cfg['width']}")()
-    norm = 'LayerNorm' if a == 'vit' else {'layer': 'LayerNorm', 'batch': 'BatchNorm', 'none': 'no normalisation',
-                                         'group': f"GroupNorm ({cfg.get('groups', 1)} group(s))"}[cfg['norm']]
-    act = {'relu': 'ReLU', 'gelu': 'GELU'}.get(cfg['act'], cfg['act'])
-    return f"{a} ({size}), {norm}, {act}, scheme {cfg['scheme']}" + ('' if cfg['scheme'] == 'dense' else f", σ_F = {cfg['sigma_f']}")
-
 def _fmt(r:dict, k:str, s:float=1, d:int=4)->str:
     "mean, with ± std and the 95 % interval when there are several pairs; n/a when undefined."
     if r[k] is None: return 'n/a'
     if r['n_pairs'] == 1: return f"{s * r[k]:.{d}f}"
     lo, hi = r[k + '_ci95']
     return f"{s * r[k]:.{d}f} ± {s * r[k + '_std']:.{d}f} [{s * lo:.{d}f}, {s * hi:.{d}f}]"
-
-# %% ../nbs/12_report.ipynb #377b5112
-def _lewc_intro(d:dict, normed:bool)->str:
-    "The paragraph above LEWC's tables: what they show, and whether LEWC's norm prediction applies to this network."
-    return ("Layerwise cosine of the merged model's features with LEWC's exponentially weighted prediction (Fig. 3), weak additivity of "
-            "the activation (Fig. 4), and the feature-norm ratio E‖f(merged)‖ / E‖f_A + f_B‖ with LEWC's prediction 2^(−ℓ) (Fig. 20); then, per "
-            "linear layer, reciprocal orthogonality E‖W_A z_B‖ / E‖W_A z_A‖ (Fig. 7) and the commutativity distance (Def. C.1). "
-            f"Streamed over {d['n']} test samples. "
-            + ("LEWC's norm prediction does **not apply** here: this network has normalisation layers, which rescale the "
-               "features (LEWC F.6); run `lmc report --norm none` for the norm-free case." if normed else
-               "This network has no normalisation layers, so LEWC's norm prediction applies."))
-
-_LEWC_COLUMNS = ("Columns (averaged over samples): *LEWC cosine* — cos(z_merged, 2^(−ℓ)(z_A + z_B)) of layer ℓ's features, "
-    "LEWC's exponentially weighted prediction at λ = 1/2; *weak additivity* — cos(σ((u_A + u_B)/2), (σ(u_A) + σ(u_B))/2) of "
-    "the two models' pre-activations; *norm ratio* — E‖z_merged‖ / E‖(z_A + z_B)/2‖, and LEWC's prediction of it; "
-    "*small-moment units* — fraction of units whose second moment is below 1 % of the layer's largest, in A and in B; "
-    "*non-overlap* — 1 − |large_A ∩ large_B| / |large_A ∪ large_B| over the other units (LEWC's disjoint supports).")
-
-# %% ../nbs/12_report.ipynb #0e4a89a6
-def lewc_markdown(d:dict, arch:dict=None)->list:
-    "Lines of the LEWC section of `report.md` for one model's diagnostics `d`."
-    normed = arch is None or arch['arch'] == 'vit' or arch.get('norm', 'layer') != 'none'
-    L = [f"## LEWC diagnostics: {d['model']}, seeds {d['seeds']}, λ = 1/2, no permutation", "", _lewc_intro(d, normed), "",
-         "| layer | LEWC cosine | weak additivity | norm ratio | LEWC prediction | small-moment units (A, B) | non-overlap |",
-         "|---|---|---|---|---|---|---|"]
-    for j, name in enumerate(d['layers']):
-        act = j < len(d['acts'])
-        pred = 'n/a' if normed else f"{d['norm_ratio_lewc'][0][j]:.3f}"
-        L.append(f"| {name} | {d['lewc_cos'][0][j]:.3f} | " + (f"{d['weak_add'][0][j]:.3f}" if act else '–')
-                 + f" | {d['norm_ratio'][0][j]:.3f} | {pred} | "
-                 + (f"{d['small_moment'][0][j]:.2f}, {d['small_moment'][1][j]:.2f} | {d['non_overlap'][j]:.2f} |" if act else "– | – |"))
-    L += ["", _LEWC_COLUMNS, "", "| linear layer | reciprocal orthogonality | cos(W_A z_merged, W_A z_A) | commutativity distance |", "|---|---|---|---|"]
-    L += [f"| {w} | {d['recip_ratio'][j]:.3f} | {d['recip_cos'][0][j]:.3f} | {d['commut'][j]:.3f} |" for j, w in enumerate(d['weights'])]
-    return L + [""]
 
 # %% ../nbs/12_report.ipynb #20ebb681
 def _barrier_table(rep:dict)->list:
