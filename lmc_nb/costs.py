@@ -10,14 +10,13 @@ import numpy as np
 import torch
 from torch import nn, Tensor
 from scipy.optimize import linear_sum_assignment
-from .data import Data, Loader
-from .nnutil import eval_mode
+from .data import Data
 from .subspace import find_layer, linear_layers, input_moments, Subspace, input_subspace
 
 # %% auto #0
 __all__ = ['layer_parts', 'Geometry', 'geometry', 'metric', 'realization_costs', 'cost_matrix', 'swap_costs_reference',
            'swap_from_costs', 'swap_costs', 'min_reassignment', 'gamma_out', 'gamma_out_rate', 'gamma_in',
-           'reindexed_geometry', 'sensitivity', 'LayerCosts', 'layer_costs', 'coherence_profile']
+           'reindexed_geometry', 'sensitivity', 'LayerCosts', 'layer_costs']
 
 # %% ../nbs/08a_costs.ipynb #f7a96c79
 def _triu(k:int)->tuple:
@@ -325,19 +324,4 @@ def layer_costs(model:nn.Module, data:Data, # a trained model and the data its l
         terms = swap_costs(geo, terms=True)
         out[name] = LayerCosts(name, sub, geo, realization_costs(geo), terms['total'], terms,
                                min_reassignment(cost_matrix(geo)) if reassignment else None, gamma_out(geo), gamma_in(geo))
-    return out
-
-# %% ../nbs/08a_costs.ipynb #9326c295
-@torch.no_grad()
-def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=False, bs:int=512, max_samples:int=None)->dict:
-    "Subspace coherence ν(U) of every linear / conv layer's input and of the model's output (NI H.5)."
-    names = linear_layers(model)
-    mom = input_moments(model, data, names, bias, bs, max_samples)
-    out = {n: input_subspace(mom[n], level).coherence for n in names}
-    S, n = None, 0
-    with eval_mode(model):
-        for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
-            y = model(xb).double().flatten(1)
-            S = y.T @ y if S is None else S.addmm_(y.T, y); n += len(y)
-    out['output'] = input_subspace(S / n, level).coherence
     return out

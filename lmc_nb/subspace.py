@@ -13,7 +13,8 @@ from .features import capture
 from .nnutil import eval_mode
 
 # %% auto #0
-__all__ = ['find_layer', 'linear_layers', 'layer_rows', 'input_moments', 'Subspace', 'coherence', 'input_subspace']
+__all__ = ['find_layer', 'linear_layers', 'layer_rows', 'input_moments', 'Subspace', 'coherence', 'input_subspace',
+           'coherence_profile']
 
 # %% ../nbs/08_subspace.ipynb #dff54afc
 def find_layer(model:nn.Module, name:str)->nn.Module:
@@ -113,3 +114,18 @@ def input_subspace(Sigma:Tensor, # (d, d) uncentred second moment (e.g. from `in
         raise ValueError(f"input_subspace: the input support has rank {rank} < k = {k} (eigenvalues beyond {rank} vanish), so the "
                          f"inputs do not span a {k}-dimensional subspace (NI Assumption C.2); choose k <= {rank}")
     return Subspace(vec[:, :k].contiguous(), ev, level)
+
+# %% ../nbs/08_subspace.ipynb #9326c295
+@torch.no_grad()
+def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=False, bs:int=512, max_samples:int=None)->dict:
+    "Subspace coherence ν(U) of every linear / conv layer's input and of the model's output (NI H.5)."
+    names = linear_layers(model)
+    mom = input_moments(model, data, names, bias, bs, max_samples)
+    out = {n: input_subspace(mom[n], level).coherence for n in names}
+    S, n = None, 0
+    with eval_mode(model):
+        for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
+            y = model(xb).double().flatten(1)
+            S = y.T @ y if S is None else S.addmm_(y.T, y); n += len(y)
+    out['output'] = input_subspace(S / n, level).coherence
+    return out
