@@ -4,12 +4,13 @@
 
 # %% ../nbs/07_zoo.ipynb #c40e3a31
 from __future__ import annotations
-import csv, hashlib, importlib, io, itertools, json, math, shutil, time, traceback
+import csv, ctypes, hashlib, importlib, io, itertools, json, math, os, shutil, signal, socket, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 import multiprocessing as mp
 import torch
 from tqdm.auto import tqdm
+from filelock import FileLock, Timeout
 import lmc_nb
 from .data import load_data, DATASETS
 from .models import NORMS, ACTS
@@ -120,7 +121,8 @@ def run_train_config(cfg:dict, data)->TrainConfig:
 # %% ../nbs/07_zoo.ipynb #5d58e3c2
 def _finish(run:Path, cfg:dict, model, data, seconds:float)->dict:
     save_model(model, run / 'model', meta=dict(run=cfg))
-    m = dict(status='complete', **{f'test_{k}': v for k, v in evaluate(model, data.test).items()}, train_seconds=seconds)
+    m = dict(status='complete', **{f'test_{k}': v for k, v in evaluate(model, data.test).items()}, train_seconds=seconds,
+             trained_by=f'{socket.gethostname()}:{os.getpid()}')            # provenance: which machine and process
     _atomic_text(run / 'metrics.json', json.dumps(m))        # last: marks the run complete
     shutil.rmtree(run / 'ckpt', ignore_errors=True); shutil.rmtree(run / 'ckpt.old', ignore_errors=True)
     return m
@@ -132,9 +134,8 @@ def _fail(run:Path, e:BaseException)->dict:
     return m
 
 # %% ../nbs/07_zoo.ipynb #4fb7a9ba
-def run_one(root, cfg:dict, threads:int=1)->dict:
-    "Train and evaluate one run of a zoo (resuming a partial one); never raises: failures are recorded."
-    run = Path(root) / 'runs' / run_id(cfg); run.mkdir(parents=True, exist_ok=True)
+def _run_locked(run:Path, cfg:dict, threads:int=1)->dict:
+    "`run_one`'s work, with the run's lock held: finished runs are read, partial ones resumed."
     if (run / 'metrics.json').exists(): return json.loads((run / 'metrics.json').read_text())
     _clear_tmp(run); (run / 'error.json').unlink(missing_ok=True)
     _atomic_text(run / 'config.json', json.dumps(cfg, indent=1))
@@ -147,7 +148,20 @@ def run_one(root, cfg:dict, threads:int=1)->dict:
     except Exception as e: return _fail(run, e)
     finally: torch.set_num_threads(old)
 
+def run_one(root, cfg:dict, threads:int=1, wait:bool=False)->dict:
+    "Train and evaluate one run of a zoo (resuming a partial one) under the run's lock; never raises: failures are recorded. A run another process holds is `{'status': 'busy'}`, or, with `wait`, waited for."
+    run = Path(root) / 'runs' / run_id(cfg); run.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(run / '.lock')
+    try: lock.acquire(timeout=-1 if wait else 0)
+    except Timeout: return dict(status='busy')
+    try: return _run_locked(run, cfg, threads)
+    finally: lock.release()
+
 # %% ../nbs/07_zoo.ipynb #80be9448
+def _zoo_lock(root)->FileLock:
+    "The lock every write of a zoo-level file (`results.csv`, `pairs.csv`) and the clean-up of their temporaries hold."
+    return FileLock(Path(root) / '.zoo.lock')
+
 def open_zoo(root)->Path:
     "Create or open a zoo folder; refuse one written by an incompatible version (nothing is overwritten)."
     root = Path(root); root.mkdir(parents=True, exist_ok=True)
@@ -158,7 +172,7 @@ def open_zoo(root)->Path:
             raise ValueError(f"{root} is a zoo of format {meta.get('format')} (lmc-nb {meta.get('lmc_nb')}); this lmc-nb reads "
                              f"format {ZOO_FORMAT}. Use another folder or the matching lmc-nb version; nothing was changed")
     else: _atomic_text(f, json.dumps(dict(format=ZOO_FORMAT, lmc_nb=lmc_nb.__version__)))
-    _clear_tmp(root)
+    with _zoo_lock(root): _clear_tmp(root)          # under the zoo's lock: never another sweep's file in flight
     return root
 
 # %% ../nbs/07_zoo.ipynb #bc69e0cb
@@ -180,46 +194,69 @@ def write_table(root)->Path:
     rows = zoo_rows(root)
     cols = ['run', 'status'] + list(GRID_DEFAULTS) + sorted({k for r in rows for k in r} - set(GRID_DEFAULTS) - {'run', 'status'})
     buf = io.StringIO(); w = csv.DictWriter(buf, cols); w.writeheader(); w.writerows(rows)
-    _atomic_text(Path(root) / 'results.csv', buf.getvalue())
+    with _zoo_lock(root): _atomic_text(Path(root) / 'results.csv', buf.getvalue())
     return Path(root) / 'results.csv'
 
 # %% ../nbs/07_zoo.ipynb #65d8952f
-def _run_group(root, cfgs:list, threads:int=1)->list:
-    "Vectorised: train runs that differ only in their seed together."
+def _train_group(cfgs:list, runs:list, threads:int=1)->list:
+    "Train the runs `cfgs` (folders `runs`, their locks held) as one vectorised model; one by one where that cannot be done or diverges."
     old = torch.get_num_threads(); torch.set_num_threads(threads)
     try:
         data = _data(cfgs[0]); t0 = time.perf_counter()
         models = [init_model(run_model_config(c, data), c['seed']) for c in cfgs]
         tc = run_train_config(cfgs[0], data)
         if tc.augment or has_batchnorm(models[0]):
-            return [run_one(root, c, threads) for c in cfgs]
+            return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]
         try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False)
-        except NonFiniteLoss: return [run_one(root, c, threads) for c in cfgs]      # isolate the failing seed
+        except NonFiniteLoss: return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]      # isolate the failing seed
         out = []
-        for c, m in zip(cfgs, models):
-            run = Path(root) / 'runs' / run_id(c); run.mkdir(parents=True, exist_ok=True)
+        for c, m, run in zip(cfgs, models, runs):
             _atomic_text(run / 'config.json', json.dumps(c, indent=1))
             out.append(_finish(run, c, m, data, (time.perf_counter() - t0) / len(cfgs)))
         return out
-    except Exception as e: return [_fail(Path(root) / 'runs' / run_id(c), e) for c in cfgs]
+    except Exception as e: return [_fail(r, e) for r in runs]
     finally: torch.set_num_threads(old)
+
+# %% ../nbs/07_zoo.ipynb #294cfa3f
+def _run_group(root, cfgs:list, threads:int=1)->list:
+    "Vectorised: train runs that differ only in their seed together, each under its run's lock (runs another process holds come back `busy`)."
+    runs = [Path(root) / 'runs' / run_id(c) for c in cfgs]
+    locks, mine = {}, []
+    for c, run in zip(cfgs, runs):
+        run.mkdir(parents=True, exist_ok=True); lk = FileLock(run / '.lock')
+        try: lk.acquire(timeout=0); locks[run] = lk
+        except Timeout: continue
+        if not (run / 'metrics.json').exists(): mine.append((c, run))
+    try:
+        done = dict(zip([r for _, r in mine], _train_group([c for c, _ in mine], [r for _, r in mine], threads))) if mine else {}
+        return [done.get(run) or (json.loads((run / 'metrics.json').read_text()) if run in locks else dict(status='busy')) for run in runs]
+    finally:
+        for lk in locks.values(): lk.release()
 
 # %% ../nbs/07_zoo.ipynb #f373d00e
 def _sweep_sequential(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
-    "One run after another; `done(n)` is called as runs finish."
-    for c in todo: run_one(root, c, threads); done()
+    "One run after another; `done(cfg, result)` is called as runs finish."
+    for c in todo: done(c, run_one(root, c, threads))
 
 def _sweep_vectorised(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
     "Runs that differ only in their seed, trained together."
     groups = {}
     for c in todo: groups.setdefault(json.dumps({k: v for k, v in c.items() if k != 'seed'}, sort_keys=True), []).append(c)
-    for g in groups.values(): _run_group(root, g, threads); done(len(g))
+    for g in groups.values():
+        for c, r in zip(g, _run_group(root, g, threads)): done(c, r)
+
+def _die_with_parent(parent:int):
+    "Process-pool initializer: the worker is killed when the sweep's driver dies, even by SIGKILL (Linux's PR_SET_PDEATHSIG)."
+    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError): pass                 # elsewhere a worker finishes its run, then exits with the closed queue
+    if os.getppid() != parent: os._exit(1)                 # the driver died before the line above took effect
 
 def _sweep_process(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
-    "A local pool of `workers` spawned processes."
-    fn = importlib.import_module('lmc_nb.zoo').run_one     # by module, so that spawned workers can import it
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) as ex:
-        for f in as_completed([ex.submit(fn, str(root), c, threads) for c in todo]): f.result(); done()
+    "A local pool of `workers` spawned processes, which die with the driver."
+    mod = importlib.import_module('lmc_nb.zoo')          # by module, so that spawned workers can import what they run
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=mod._die_with_parent, initargs=(os.getpid(),)) as ex:
+        futs = {ex.submit(mod.run_one, str(root), c, threads): c for c in todo}
+        for f in as_completed(futs): done(futs[f], f.result())
 
 # %% ../nbs/07_zoo.ipynb #611ff02a
 def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
@@ -229,9 +266,9 @@ def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str
     if not ray.is_initialized(): ray.init(address=address, include_dashboard=False, log_to_driver=False,
                                           **({} if address else dict(num_cpus=workers * threads)))
     task = ray.remote(num_cpus=threads)(importlib.import_module('lmc_nb.zoo').run_one)
-    pending = [task.remote(str(root), c, threads) for c in todo]
+    pending = {task.remote(str(root), c, threads): c for c in todo}
     while pending:
-        ready, pending = ray.wait(pending, num_returns=1); ray.get(ready); done()
+        (ready,), _ = ray.wait(list(pending), num_returns=1); done(pending.pop(ready), ray.get(ready))
 
 BACKENDS = {'sequential': _sweep_sequential, 'process': _sweep_process, 'ray': _sweep_ray, 'vectorised': _sweep_vectorised}
 
@@ -242,14 +279,18 @@ def sweep(grid, # a dict, or a JSON / YAML file
           address:str=None, # ray: 'auto' to join a running cluster, None for a local one
           progress:bool=True,
          )->list: # the table's rows
-    "Run every run of `grid` that is not complete yet; rerunning skips finished runs and resumes partial ones."
+    "Run every run of `grid` that is not complete yet; rerunning skips finished runs and resumes partial ones; concurrent sweeps on one root share the runs."
     if backend not in BACKENDS: raise ValueError(f"unknown backend {backend!r}; choose one of {list(BACKENDS)}")
     runs = expand_grid(grid)
     root = open_zoo(root)
     todo = [c for c in runs if not (root / 'runs' / run_id(c) / 'metrics.json').exists()]
     bar = tqdm(total=len(runs), initial=len(runs) - len(todo), desc=f'sweep ({backend})', disable=not progress)
-    def done(n=1): bar.update(n); write_table(root)
+    busy = []                                          # runs another sweep on this root is training
+    def done(c, r):
+        if r.get('status') == 'busy': busy.append(c)
+        else: bar.update(1); write_table(root)
     BACKENDS[backend](root, todo, done, workers, threads, address)
+    for c in busy: run_one(root, c, threads, wait=True); bar.update(1); write_table(root)   # wait for it; train what it left
     bar.close(); write_table(root)
     return zoo_rows(root)
 
@@ -319,5 +360,5 @@ def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, p
         models = {r['run']: load_model(root / 'runs' / r['run'] / 'model')[0] for r in rs}
         out += [_pairs_row(cfg, a, combos, models, data, lams) for a in align]
     buf = io.StringIO(); w = csv.DictWriter(buf, list(out[0])); w.writeheader(); w.writerows(out)
-    _atomic_text(root / 'pairs.csv', buf.getvalue())
+    with _zoo_lock(root): _atomic_text(root / 'pairs.csv', buf.getvalue())
     return out
