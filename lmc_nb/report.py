@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
-import json, platform, shutil, time
+import io, json, platform, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
@@ -211,6 +211,13 @@ def _align_result(label:str, ms:list, align:str, cfg:ReportConfig, data:Splits)-
         if key in ('loss', 'acc', 'loss_calibrated'): res[key + '_min'], res[key + '_max'] = v.min(0).values.tolist(), v.max(0).values.tolist()
     return dict(res, pairs=pairs)
 
+# %% ../nbs/12_report.ipynb #77778316
+def _write_report(out:Path, rep:dict):
+    "Write `curves.png`, `report.md` and `report.json` only once all three are made, so a failure leaves the previous report whole; `report.json` goes last (it marks a finished report)."
+    png = io.BytesIO(); plot_report(rep).savefig(png, dpi=110, bbox_inches='tight', format='png')
+    files = {'curves.png': png.getvalue(), 'report.md': report_markdown(rep).encode(), 'report.json': json.dumps(rep, indent=1, allow_nan=False).encode()}
+    for name, b in files.items(): write_atomic(out / name, lambda f: f.write_bytes(b))
+
 # %% ../nbs/12_report.ipynb #1369e195
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
@@ -229,9 +236,7 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
             d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
             rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict()))
     rep['seconds'] = time.perf_counter() - t0
-    write_atomic(out / 'curves.png', lambda f: plot_report(rep).savefig(f, dpi=110, bbox_inches='tight', format='png'))
-    write_atomic(out / 'report.md', lambda f: f.write_text(report_markdown(rep)))
-    write_atomic(out / 'report.json', lambda f: f.write_text(json.dumps(rep, indent=1, allow_nan=False)))
+    _write_report(out, rep)
     return rep
 
 # %% ../nbs/12_report.ipynb #9e588e4f
