@@ -12,7 +12,8 @@ from safetensors.torch import save_file, load_file, safe_open
 from .archs import build_model
 
 # %% auto #0
-__all__ = ['write_atomic', 'find_checkpoint', 'resolve_checkpoint', 'state_tensors', 'save_model', 'load_model']
+__all__ = ['write_atomic', 'write_dir_atomic', 'find_checkpoint', 'resolve_checkpoint', 'state_tensors', 'save_model',
+           'load_model']
 
 # %% ../nbs/02c_checkpoint.ipynb #0ac88896
 def write_atomic(path, write)->Path:
@@ -31,7 +32,7 @@ def _umask()->int:
     except (OSError, StopIteration): m = os.umask(0o22); os.umask(m); return m
 
 # %% ../nbs/02c_checkpoint.ipynb #dee5de26
-def _write_dir_atomic(path:Path, write)->Path:
+def write_dir_atomic(path:Path, write)->Path:
     "Call `write(tmp_dir)`, then rename the complete folder to `path` (replacing an old one safely)."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     tmp, old = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + '.tmp-')), path.with_name(path.name + '.old')
@@ -74,7 +75,7 @@ def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->
         save_file(state_tensors(model), str(tmp / 'model.safetensors'))
         if extra_tensors: save_file({k: v.contiguous() for k, v in extra_tensors.items()}, str(tmp / 'train_state.safetensors'))
         (tmp / 'config.json').write_text(json.dumps(dict(model=model.config, **(meta or {})), indent=1))
-    return _write_dir_atomic(path, write)
+    return write_dir_atomic(path, write)
 
 # %% ../nbs/02c_checkpoint.ipynb #1b4cb9ea
 def load_model(path, device='cpu')->tuple:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
-import io, json, platform, shutil, time
+import hashlib, io, json, platform, shutil, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
@@ -139,7 +139,11 @@ def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list,
     out, data = Path(cfg.out) / 'models', data.to(cfg.device)
     fresh = [init_model(mcfg, s).to(cfg.device) for s in todo]
     vec, t0 = len(fresh) > 1 and not has_batchnorm(fresh[0]) and not data.meta.get('augment'), time.perf_counter()
-    if vec: train_many(fresh, data, _train_cfg(cfg, data, 0), seeds=todo, progress=progress)
+    if vec:                                                                           # resumable: the group's checkpoint is keyed by all it depends on
+        key = hashlib.sha1(json.dumps([mcfg, asdict(_train_cfg(cfg, data, 0)), data_key(cfg), todo], sort_keys=True, default=str).encode()).hexdigest()[:12]
+        for q in out.glob(f'{label}-group-*.ckpt*'):
+            if not q.name.startswith(f'{label}-group-{key}.ckpt'): shutil.rmtree(q, ignore_errors=True)       # stale: other settings
+        train_many(fresh, data, _train_cfg(cfg, data, 0), seeds=todo, progress=progress, ckpt=out / f'{label}-group-{key}.ckpt')
     for s, m in zip(todo, fresh):
         ck = out / f'{label}-s{s}.ckpt'
         if not vec:
@@ -149,6 +153,7 @@ def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list,
         save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=True,
                                                       seconds=(time.perf_counter() - t0) / max(1, len(todo))))
         shutil.rmtree(ck, ignore_errors=True)                                         # per-epoch state no longer needed
+    for q in out.glob(f'{label}-group-*.ckpt*'): shutil.rmtree(q, ignore_errors=True)
     return fresh
 
 # %% ../nbs/12_report.ipynb #87e8166d

@@ -11,11 +11,11 @@ import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call, stack_module_state
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
-from .checkpoint import find_checkpoint, save_model
+from .checkpoint import find_checkpoint, save_model, write_dir_atomic
 from .nnutil import eval_mode, has_batchnorm
 
 # %% auto #0
@@ -153,6 +153,13 @@ def resumable(ckpt, model:nn.Module, cfg:TrainConfig)->bool:
     return (meta.get('model') == _norm_json(getattr(model, 'config', None)) and 'train' in meta
             and drop({**_norm_json(asdict(TrainConfig())), **meta['train']}) == drop(_norm_json(asdict(cfg))))   # keys added later take their defaults
 
+# %% ../nbs/03_train.ipynb #d2ed987d
+def _check_epochs(who:str, ckpt, done:int, want:int):
+    "Refuse to resume a checkpoint that has already trained more epochs than asked for (its weights would carry the extra training)."
+    if done > want:
+        raise ValueError(f"{who}: the checkpoint in {ckpt} has trained {done} epochs, more than the {want} asked for; "
+                         f"ask for at least {done} epochs, or delete the checkpoint to train {want} from the start")
+
 # %% ../nbs/03_train.ipynb #309b19b0
 def _resume(ckpt, model:nn.Module, cfg:TrainConfig, opt, dl:Loader)->tuple:
     "Restore model, optimizer and loader generator from the checkpoint in `ckpt` if there is one: `(history, first epoch)`."
@@ -162,6 +169,7 @@ def _resume(ckpt, model:nn.Module, cfg:TrainConfig, opt, dl:Loader)->tuple:
                          "(only `epochs` may change when resuming); delete it or choose another folder")
     dev = next(model.parameters()).device
     meta = json.loads((p / 'config.json').read_text())
+    _check_epochs('train', ckpt, meta['epoch'], cfg.epochs)
     model.load_state_dict(load_file(str(p / 'model.safetensors'), device=str(dev)))
     ts = load_file(str(p / 'train_state.safetensors'), device=str(dev))
     _load_opt(opt, {k: v for k, v in ts.items() if k.startswith('opt.')}, meta['param_groups'])
@@ -213,9 +221,8 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
     return history
 
 # %% ../nbs/03_train.ipynb #8b7bc342
-def _stacked_batches(data:Data, bs:int, seeds:list):
-    "Per-seed batches stacked to (S, B, ...), in exactly the order the sequential `train` would draw them."
-    gens = [Loader(data, bs, shuffle=True, seed=s).gen for s in seeds]
+def _stacked_batches(data:Data, bs:int, gens:list):
+    "Per-seed batches stacked to (S, B, ...) from each seed's loader generator (`Loader(data, bs, shuffle=True, seed=s).gen`), in exactly the order the sequential `train` would draw them."
     n = len(data)
     while True:   # one epoch per iteration of the outer loop
         perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(data.X.device)   # same draws as Loader
@@ -246,20 +253,51 @@ def _vmapped(models:list)->tuple:
     base = copy.deepcopy(models[0]).to('meta')
     return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
 
+# %% ../nbs/03_train.ipynb #226c4acf
+def _save_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, epoch:int, cfg:TrainConfig, seeds:list):
+    "The group's state after `epoch` epochs, atomically: stacked parameters and buffers, optimizer moments, every seed's loader generator."
+    tens, groups = _opt_tensors(opt)
+    state = {**{f'p.{k}': v.detach() for k, v in params.items()}, **{f'b.{k}': v for k, v in buffers.items()}, **tens,
+             **{f'gen.{j}': g.get_state() for j, g in enumerate(gens)}}
+    meta = dict(epoch=epoch, seeds=list(seeds), model=getattr(models[0], 'config', None), train=asdict(cfg), param_groups=groups)
+    def write(tmp):
+        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp / 'group.safetensors'))
+        (tmp / 'config.json').write_text(json.dumps(_norm_json(meta)))
+    write_dir_atomic(ckpt, write)
+
+def _resume_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, cfg:TrainConfig, seeds:list)->int:
+    "Restore the group from `ckpt` if there is a checkpoint (refused if written for other models, seeds or settings): the first epoch to run."
+    if ckpt is None or (p := find_checkpoint(ckpt)) is None: return 0
+    meta, drop = json.loads((p / 'config.json').read_text()), lambda d: {k: v for k, v in d.items() if k != 'epochs'}
+    if (meta.get('seeds') != list(seeds) or meta.get('model') != _norm_json(getattr(models[0], 'config', None))
+            or drop({**_norm_json(asdict(TrainConfig())), **meta.get('train', {})}) != drop(_norm_json(asdict(cfg)))):
+        raise ValueError(f"train_many: the checkpoint in {ckpt} was written for other models, seeds or training settings "
+                         "(only `epochs` may change when resuming); delete it or choose another folder")
+    _check_epochs('train_many', ckpt, meta['epoch'], cfg.epochs)
+    st = load_file(str(p / 'group.safetensors'), device=str(next(iter(params.values())).device))
+    with torch.no_grad():
+        for k, v in params.items(): v.copy_(st[f'p.{k}'])
+        for k, v in buffers.items(): v.copy_(st[f'b.{k}'])
+    _load_opt(opt, {k: v for k, v in st.items() if k.startswith('opt.')}, meta['param_groups'])
+    for j, g in enumerate(gens): g.set_state(st[f'gen.{j}'].cpu())
+    return meta['epoch']
+
 # %% ../nbs/03_train.ipynb #4da89de9
 def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg, s)` for S seeds)
                data:Splits,
                cfg:TrainConfig=None, # shared hyper-parameters; `cfg.seed` is replaced by `seeds`
                seeds:list=None, # data-order seed of each model (default 0..S-1)
                progress:bool=True,
+               ckpt=None, # folder for the group's per-epoch checkpoint: resume from it if present
               )->list: # the trained models (updated in place)
-    "Train several models of one architecture as one vectorised model (`torch.func.vmap`)."
+    "Train several models of one architecture as one vectorised model (`torch.func.vmap`); resumable from `ckpt`, bit for bit."
     cfg = cfg or TrainConfig(); seeds = _check_many(models, cfg, seeds)
     kind, dev, S = loss_kind(cfg.loss, data), next(models[0].parameters()).device, len(models)
     params, buffers, fwd = _vmapped(models)
     opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
-    epochs, steps = _stacked_batches(tr, cfg.bs, seeds), math.ceil(len(tr) / cfg.bs)
-    for ep in tqdm(range(cfg.epochs), desc=f'train x{S}', disable=not progress, leave=False):
+    gens = [Loader(tr, cfg.bs, shuffle=True, seed=s).gen for s in seeds]
+    epochs, steps = _stacked_batches(tr, cfg.bs, gens), math.ceil(len(tr) / cfg.bs)
+    for ep in tqdm(range(_resume_many(ckpt, models, params, buffers, opt, gens, cfg, seeds), cfg.epochs), desc=f'train x{S}', disable=not progress, leave=False):
         good = {k: v.detach().clone() for k, v in params.items()}
         for i, (xb, yb) in enumerate(next(epochs)):       # xb (S, B, ...): each seed's own batch
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
@@ -270,5 +308,6 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
                 raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
                                     f"at epoch {ep + 1}, step {i + 1}; all {S} models restored to epoch {ep}")
             opt.zero_grad(set_to_none=True); losses.sum().backward(); opt.step()
+        if ckpt is not None: _save_many(ckpt, models, params, buffers, opt, gens, ep + 1, cfg, seeds)
     for m in _unstack(models, params, buffers): m.eval()
     return models

@@ -119,13 +119,18 @@ def run_train_config(cfg:dict, data)->TrainConfig:
                        augment=data.meta.get('augment') == 'flip_crop')
 
 # %% ../nbs/07_zoo.ipynb #5d58e3c2
-def _finish(run:Path, cfg:dict, model, data, seconds:float)->dict:
+def _finish(run:Path, cfg:dict, model, data, seconds:float, mark:bool=True)->dict:
+    "Save a trained run's model and evaluate it; with `mark`, write `metrics.json` (which marks the run complete) and drop its checkpoint."
     save_model(model, run / 'model', meta=dict(run=cfg))
     m = dict(status='complete', **{f'test_{k}': v for k, v in evaluate(model, data.test).items()}, train_seconds=seconds,
              trained_by=f'{socket.gethostname()}:{os.getpid()}')            # provenance: which machine and process
-    _atomic_text(run / 'metrics.json', json.dumps(m))        # last: marks the run complete
-    shutil.rmtree(run / 'ckpt', ignore_errors=True); shutil.rmtree(run / 'ckpt.old', ignore_errors=True)
+    if mark: _mark(run, m)
     return m
+
+def _mark(run:Path, m:dict):
+    "Write `metrics.json`, which marks the run complete, and drop its per-epoch checkpoint."
+    _atomic_text(run / 'metrics.json', json.dumps(m))
+    shutil.rmtree(run / 'ckpt', ignore_errors=True); shutil.rmtree(run / 'ckpt.old', ignore_errors=True)
 
 # %% ../nbs/07_zoo.ipynb #9ab1d50b
 def _fail(run:Path, e:BaseException)->dict:
@@ -207,12 +212,13 @@ def _train_group(cfgs:list, runs:list, threads:int=1)->list:
         tc = run_train_config(cfgs[0], data)
         if tc.augment or has_batchnorm(models[0]):
             return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]
-        try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False)
+        ck = Path(runs[0]).parent.parent / 'groups' / hashlib.sha1(' '.join(r.name for r in runs).encode()).hexdigest()[:16]   # per-epoch, resumable
+        try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False, ckpt=ck)
         except NonFiniteLoss: return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]      # isolate the failing seed
-        out = []
-        for c, m, run in zip(cfgs, models, runs):
-            _atomic_text(run / 'config.json', json.dumps(c, indent=1))
-            out.append(_finish(run, c, m, data, (time.perf_counter() - t0) / len(cfgs)))
+        for c, run in zip(cfgs, runs): _atomic_text(run / 'config.json', json.dumps(c, indent=1))
+        out = [_finish(run, c, m, data, (time.perf_counter() - t0) / len(cfgs), mark=False) for c, m, run in zip(cfgs, models, runs)]
+        for run, m in zip(runs, out): _mark(run, m)           # together, last: a kill before leaves the whole group to redo from its checkpoint
+        shutil.rmtree(ck, ignore_errors=True); shutil.rmtree(ck.with_name(ck.name + '.old'), ignore_errors=True)
         return out
     except Exception as e: return [_fail(r, e) for r in runs]
     finally: torch.set_num_threads(old)
