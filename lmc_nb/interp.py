@@ -257,7 +257,7 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
     check_compatible(A, B)
     lams = torch.as_tensor(lams, dtype=torch.float32)
     if lams.ndim != 1 or len(lams) == 0: raise ValueError("path_outputs: pass a 1-d grid of λ values")
-    if lams.min() < 0 or lams.max() > 1: raise ValueError("path_outputs: λ must lie in [0, 1]")
+    if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"path_outputs: λ must be numbers in [0, 1], got {lams.tolist()}")
     if method not in ('auto', 'batched', 'naive'): raise ValueError(f"path_outputs: method must be 'auto', 'batched' or 'naive', got {method!r}")
     skel = dense_twin(A).eval()
     sa, sb = effective_state_dict(A), effective_state_dict(B)
@@ -265,6 +265,13 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
     if method == 'batched' and bn: raise ValueError("path_outputs: batch-norm models need per-λ re-estimation; use method='naive' or 'auto'")
     if method == 'naive' or bn: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None)
     return (_mlp_outputs if _mlp_fast_ok(skel) else _vmap_outputs)(skel, sa, sb, lams, X, bs or _eval_batch_size(sa, len(lams)))
+
+# %% ../nbs/05_interp.ipynb #60f71e4a
+def _check_finite(losses:Tensor, lams:Tensor):
+    "Refuse a curve with a non-finite loss (NaN data, overflowing weights): a barrier computed from it would be NaN."
+    bad = ~torch.isfinite(losses)
+    if bad.any(): raise ValueError(f"lmc_curve: the loss is not finite at λ = {[round(x, 4) for x in lams[bad].tolist()]}; "
+                                   "check the data for NaN and the models' weights for overflow")
 
 # %% ../nbs/05_interp.ipynb #6a21182e
 @torch.no_grad()
@@ -281,15 +288,17 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
              )->Curve:
     "Loss / accuracy / calibrated loss along the linear path between `A` and `B`."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
-    if lams.numel() and (lams.min() < 0 or lams.max() > 1): raise ValueError("lmc_curve: λ must lie in [0, 1]")
+    if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
     out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs)
     if loss == 'ce':
         ce, acc = ce_acc(out, data.y)
+        _check_finite(ce, lams)
         c = Curve(lams.tolist(), ce.tolist(), acc.tolist())
         if calibrate:
             cal, T, _ = calibrated_loss(out, data.y, cal_frac, cal_seed)
             c.loss_calibrated, c.temperature = cal.tolist(), T.tolist()
     else:
         L = len(lams)
-        c = Curve(lams.tolist(), batch_loss(out.flatten(0, 1), data.y.repeat(L, *[1] * (data.y.ndim - 1)), loss, 'none').view(L, -1).mean(1).tolist())
+        mse = batch_loss(out.flatten(0, 1), data.y.repeat(L, *[1] * (data.y.ndim - 1)), loss, 'none').view(L, -1).mean(1)
+        _check_finite(mse, lams); c = Curve(lams.tolist(), mse.tolist())
     return c

@@ -122,7 +122,7 @@ def _moment_sparsity(moms:list, n:int, small:float)->tuple:
 
 def _check_lewc_args(A:nn.Module, lams, acts)->tuple:
     lams = [float(l) for l in (lams if hasattr(lams, '__len__') else [lams])]
-    if not lams or min(lams) < 0 or max(lams) > 1: raise ValueError(f"lewc_diagnostics: λ must lie in [0, 1], got {lams}")
+    if not lams or not all(0 <= l <= 1 for l in lams): raise ValueError(f"lewc_diagnostics: λ must be numbers in [0, 1], got {lams}")
     avail = activation_modules(A)
     acts = avail if acts is None else list(acts)
     bad = [a for a in acts if a not in avail]

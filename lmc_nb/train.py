@@ -115,6 +115,9 @@ def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
             tot += batch_loss(out, yb, loss, 'sum').item()
             if loss == 'ce': correct += (out.argmax(1) == yb).sum().item()
     res = dict(loss=tot / len(data))
+    if not math.isfinite(res['loss']):                           # never a NaN in a reported number: say where it comes from
+        why = 'the data has non-finite values' if not torch.isfinite(data.X).all() else "the model's outputs are not finite (NaN or overflowing weights)"
+        raise ValueError(f"evaluate: the {loss} loss is {res['loss']}: {why}")
     if loss == 'ce': res['acc'] = correct / len(data)
     return res
 
