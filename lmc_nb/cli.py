@@ -176,7 +176,7 @@ def _run(a)->int:
         print(f"{st.count('complete')} complete, {st.count('failed')} failed, {st.count('partial')} partial; table: {Path(a.root) / 'results.csv'}")
         return 0 if st.count('complete') == len(st) else 1
     if a.cmd == 'pairs':
-        from lmc_nb.zoo import pair_table
+        from lmc_nb.pairs import pair_table
         rows = pair_table(a.zoo, _list(a.align), a.pairs, a.seed, a.lams, progress=not a.quiet)
         print(_pairs_text(rows)); print(f"\npair table written to {Path(a.zoo) / 'pairs.csv'}")
         return 0

@@ -16,7 +16,7 @@ from .checkpoint import load_model
 from .interp import lmc_curve, Curve
 from .asym import dense_twin
 from .lewc import lewc_diagnostics, activation_modules
-from .zoo import ALIGNERS
+from .pairs import ALIGNERS
 from .costs import layer_costs
 
 # %% auto #0

@@ -273,6 +273,22 @@ def _check_finite(losses:Tensor, lams:Tensor):
     if bad.any(): raise ValueError(f"lmc_curve: the loss is not finite at λ = {[round(x, 4) for x in lams[bad].tolist()]}; "
                                    "check the data for NaN and the models' weights for overflow")
 
+# %% ../nbs/05_interp.ipynb #b08c76b2
+def _curve(out:Tensor, y:Tensor, lams:Tensor, loss:str, calibrate:bool, cal_frac:float, cal_seed:int)->Curve:
+    "The `Curve` of path outputs `out` (L, n, ...) against targets `y`: loss and accuracy per λ, and LEWC's calibrated loss; non-finite losses refused."
+    if loss == 'ce':
+        ce, acc = ce_acc(out, y)
+        _check_finite(ce, lams)
+        c = Curve(lams.tolist(), ce.tolist(), acc.tolist())
+        if calibrate:
+            cal, T, _ = calibrated_loss(out, y, cal_frac, cal_seed)
+            c.loss_calibrated, c.temperature = cal.tolist(), T.tolist()
+    else:
+        L = len(lams)
+        mse = batch_loss(out.flatten(0, 1), y.repeat(L, *[1] * (y.ndim - 1)), loss, 'none').view(L, -1).mean(1)
+        _check_finite(mse, lams); c = Curve(lams.tolist(), mse.tolist())
+    return c
+
 # %% ../nbs/05_interp.ipynb #6a21182e
 @torch.no_grad()
 def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
@@ -290,15 +306,4 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
     out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs)
-    if loss == 'ce':
-        ce, acc = ce_acc(out, data.y)
-        _check_finite(ce, lams)
-        c = Curve(lams.tolist(), ce.tolist(), acc.tolist())
-        if calibrate:
-            cal, T, _ = calibrated_loss(out, data.y, cal_frac, cal_seed)
-            c.loss_calibrated, c.temperature = cal.tolist(), T.tolist()
-    else:
-        L = len(lams)
-        mse = batch_loss(out.flatten(0, 1), data.y.repeat(L, *[1] * (data.y.ndim - 1)), loss, 'none').view(L, -1).mean(1)
-        _check_finite(mse, lams); c = Curve(lams.tolist(), mse.tolist())
-    return c
+    return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed)

@@ -18,7 +18,8 @@ from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
 from .nnutil import has_batchnorm
 from .asym import dense_twin
-from .zoo import ALIGNERS, run_model_config, run_train_config, mean_ci
+from .zoo import run_model_config, run_train_config, mean_ci
+from .pairs import ALIGNERS
 from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
 
 # %% auto #0

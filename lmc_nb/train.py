@@ -256,6 +256,12 @@ def _vmapped(models:list)->tuple:
     base = copy.deepcopy(models[0]).to('meta')
     return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
 
+def _restore_and_raise(models:list, good:dict, buffers:dict, losses:Tensor, seeds:list, ep:int, i:int):
+    "A non-finite loss in `train_many`: every model back to the epoch's start, and `NonFiniteLoss` naming the seeds."
+    _unstack(models, good, buffers)
+    raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
+                        f"at epoch {ep + 1}, step {i + 1}; all {len(models)} models restored to epoch {ep}")
+
 # %% ../nbs/03_train.ipynb #226c4acf
 def _save_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, epoch:int, cfg:TrainConfig, seeds:list):
     "The group's state after `epoch` epochs, atomically: stacked parameters and buffers, optimizer moments, every seed's loader generator."
@@ -268,6 +274,7 @@ def _save_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, epo
         (tmp / 'config.json').write_text(json.dumps(_norm_json(meta)))
     write_dir_atomic(ckpt, write)
 
+# %% ../nbs/03_train.ipynb #a421361e
 def _resume_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, cfg:TrainConfig, seeds:list)->int:
     "Restore the group from `ckpt` if there is a checkpoint (refused if written for other models, seeds or settings): the first epoch to run."
     if ckpt is None or (p := find_checkpoint(ckpt)) is None: return 0
@@ -306,10 +313,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
             for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
             with autocast_for(cfg.amp, dev):
                 losses = batch_loss(fwd(params, buffers, xb).flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(S, -1).mean(1)
-            if not torch.isfinite(losses).all():
-                _unstack(models, good, buffers)
-                raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
-                                    f"at epoch {ep + 1}, step {i + 1}; all {S} models restored to epoch {ep}")
+            if not torch.isfinite(losses).all(): _restore_and_raise(models, good, buffers, losses, seeds, ep, i)
             opt.zero_grad(set_to_none=True); losses.sum().backward(); opt.step()
         if ckpt is not None: _save_many(ckpt, models, params, buffers, opt, gens, ep + 1, cfg, seeds)
     for m in _unstack(models, params, buffers): m.eval()

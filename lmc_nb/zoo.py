@@ -17,17 +17,13 @@ from .models import NORMS, ACTS
 from .archs import model_for, ASYM_ARCHS
 from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
-from .checkpoint import save_model, load_model, write_atomic
-from .interp import lmc_curve
-from .asym import dense_twin
-from .match import align_weights, align_activations
-from .ste import align_ste
+from .checkpoint import save_model, write_atomic
 from .nnutil import has_batchnorm
 
 # %% auto #0
-__all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'ALIGNERS', 'load_grid', 'check_grid_values', 'expand_grid',
-           'run_id', 'run_model_config', 'run_train_config', 'run_one', 'open_zoo', 'zoo_rows', 'write_table', 'sweep',
-           'register_aligner', 'mean_ci', 'independent_pairs', 'pair_table']
+__all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'load_grid', 'check_grid_values', 'expand_grid', 'run_id',
+           'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo', 'zoo_rows',
+           'write_table', 'sweep', 'mean_ci']
 
 # %% ../nbs/07_zoo.ipynb #6b05ae06
 ZOO_FORMAT = 1
@@ -95,7 +91,7 @@ def _clear_tmp(folder:Path):
 _DATA = {}
 
 # %% ../nbs/07_zoo.ipynb #f980eca0
-def _data(cfg:dict):
+def run_data(cfg:dict):
     "Data sets are loaded once per process."
     key = (cfg['data'], cfg['k'], cfg['n'], cfg['limit'])
     if key not in _DATA:
@@ -146,7 +142,7 @@ def _run_locked(run:Path, cfg:dict, threads:int=1)->dict:
     _atomic_text(run / 'config.json', json.dumps(cfg, indent=1))
     old = torch.get_num_threads(); torch.set_num_threads(threads)   # same threads everywhere: bit-identical backends
     try:
-        data = _data(cfg); t0 = time.perf_counter()
+        data = run_data(cfg); t0 = time.perf_counter()
         model = init_model(run_model_config(cfg, data), cfg['seed'])
         train(model, data, run_train_config(cfg, data), ckpt=run / 'ckpt', progress=False)
         return _finish(run, cfg, model, data, time.perf_counter() - t0)
@@ -163,7 +159,7 @@ def run_one(root, cfg:dict, threads:int=1, wait:bool=False)->dict:
     finally: lock.release()
 
 # %% ../nbs/07_zoo.ipynb #80be9448
-def _zoo_lock(root)->FileLock:
+def zoo_lock(root)->FileLock:
     "The lock every write of a zoo-level file (`results.csv`, `pairs.csv`) and the clean-up of their temporaries hold."
     return FileLock(Path(root) / '.zoo.lock')
 
@@ -177,7 +173,7 @@ def open_zoo(root)->Path:
             raise ValueError(f"{root} is a zoo of format {meta.get('format')} (lmc-nb {meta.get('lmc_nb')}); this lmc-nb reads "
                              f"format {ZOO_FORMAT}. Use another folder or the matching lmc-nb version; nothing was changed")
     else: _atomic_text(f, json.dumps(dict(format=ZOO_FORMAT, lmc_nb=lmc_nb.__version__)))
-    with _zoo_lock(root): _clear_tmp(root)          # under the zoo's lock: never another sweep's file in flight
+    with zoo_lock(root): _clear_tmp(root)          # under the zoo's lock: never another sweep's file in flight
     return root
 
 # %% ../nbs/07_zoo.ipynb #bc69e0cb
@@ -199,7 +195,7 @@ def write_table(root)->Path:
     rows = zoo_rows(root)
     cols = ['run', 'status'] + list(GRID_DEFAULTS) + sorted({k for r in rows for k in r} - set(GRID_DEFAULTS) - {'run', 'status'})
     buf = io.StringIO(); w = csv.DictWriter(buf, cols); w.writeheader(); w.writerows(rows)
-    with _zoo_lock(root): _atomic_text(Path(root) / 'results.csv', buf.getvalue())
+    with zoo_lock(root): _atomic_text(Path(root) / 'results.csv', buf.getvalue())
     return Path(root) / 'results.csv'
 
 # %% ../nbs/07_zoo.ipynb #65d8952f
@@ -207,7 +203,7 @@ def _train_group(cfgs:list, runs:list, threads:int=1)->list:
     "Train the runs `cfgs` (folders `runs`, their locks held) as one vectorised model; one by one where that cannot be done or diverges."
     old = torch.get_num_threads(); torch.set_num_threads(threads)
     try:
-        data = _data(cfgs[0]); t0 = time.perf_counter()
+        data = run_data(cfgs[0]); t0 = time.perf_counter()
         models = [init_model(run_model_config(c, data), c['seed']) for c in cfgs]
         tc = run_train_config(cfgs[0], data)
         if tc.augment or has_batchnorm(models[0]):
@@ -300,15 +296,7 @@ def sweep(grid, # a dict, or a JSON / YAML file
     bar.close(); write_table(root)
     return zoo_rows(root)
 
-# %% ../nbs/07_zoo.ipynb #990b1828
-ALIGNERS = {'none': lambda A, B, data: B, 'weight': lambda A, B, data: align_weights(A, B),
-            'activation': lambda A, B, data: align_activations(A, B, data.train, max_samples=10_000),
-            'ste': lambda A, B, data: align_ste(A, B, data.train)}
-
-def register_aligner(name:str, fn):
-    "Make an alignment method `fn(A, B, data) -> aligned B` available to `lmc report` and `lmc pairs`."
-    ALIGNERS[name] = fn
-
+# %% ../nbs/07_zoo.ipynb #695223b5
 def mean_ci(xs:list, level:float=0.95)->dict:
     "Mean, standard deviation and Student-t confidence interval of `xs`."
     from scipy.stats import t
@@ -318,53 +306,3 @@ def mean_ci(xs:list, level:float=0.95)->dict:
     if n == 1: return dict(mean=m, std=None, ci_low=None, ci_high=None, n=1)      # one value: no spread to report
     sd = float(x.std()); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
     return dict(mean=m, std=sd, ci_low=m - h, ci_high=m + h, n=n)
-
-def independent_pairs(runs:list, pairs:int=None, gen:torch.Generator=None)->list:
-    "Disjoint pairs of consecutive seeds (0, 1), (2, 3), …; with `pairs`, a seeded sample of that many of them."
-    rs = sorted(runs, key=lambda r: r['seed'])
-    out = list(zip(rs[0::2], rs[1::2]))
-    if pairs is not None and pairs < len(out): out = [out[i] for i in sorted(torch.randperm(len(out), generator=gen)[:pairs].tolist())]
-    return out
-
-# %% ../nbs/07_zoo.ipynb #543ce02a
-def _check_pairs_args(root, align, pairs, lams)->Path:
-    "Refuse `pair_table` arguments that cannot work, before anything is loaded; the zoo folder."
-    if pairs is not None and pairs < 1: raise ValueError(f"pairs: need at least 1 pair per setting, got {pairs}")
-    if lams < 3: raise ValueError(f"lams: need at least 3 points on the path, got {lams}")
-    bad = [a for a in align if a not in ALIGNERS]
-    if bad: raise ValueError(f"unknown align {bad[0]!r}; choose one of {list(ALIGNERS)}")
-    if not (Path(root) / 'zoo.json').is_file(): raise ValueError(f"{root}: not a zoo (no zoo.json); `lmc sweep GRID --root {root}` makes one")
-    return open_zoo(root)
-
-def _pairs_row(cfg:dict, a:str, combos:list, models:dict, data, lams:int)->dict:
-    "One row of the pair table: a setting, an alignment method, and its barriers' mean, std and interval over the pairs `combos`."
-    vals = {k: [] for k in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier')}
-    for ra, rb in combos:
-        A, B = models[ra['run']], models[rb['run']]
-        X, Y = (A, B) if a == 'none' else (dense_twin(A), ALIGNERS[a](A, B, data))
-        b = lmc_curve(X, Y, data.test, lams, bn_data=data.train).barriers()
-        for k in vals: vals[k].append(b[k])
-    row = dict(cfg, align=a, n_pairs=len(combos), seeds=' '.join(f"{ra['seed']}-{rb['seed']}" for ra, rb in combos))
-    for k, v in vals.items():
-        st = mean_ci(v)
-        row.update({f'{k}_mean': st['mean'], f'{k}_std': st['std'], f'{k}_ci95_low': st['ci_low'], f'{k}_ci95_high': st['ci_high']})
-    return row
-
-# %% ../nbs/07_zoo.ipynb #e063c5cd
-def pair_table(root, align=('none',), pairs:int=None, seed:int=0, lams:int=25, progress:bool=True)->list:
-    "Barriers over independent pairs of seeds per setting of a zoo (or a seeded sample of `pairs`), written to `pairs.csv`."
-    root, settings = _check_pairs_args(root, align, pairs, lams), {}
-    for r in zoo_rows(root):
-        if r.get('status') == 'complete':
-            settings.setdefault(json.dumps({k: r[k] for k in GRID_DEFAULTS if k != 'seed'}, sort_keys=True), []).append(r)
-    gen, out = torch.Generator().manual_seed(seed), []
-    todo = [(k, v) for k, v in settings.items() if len(v) >= 2]
-    if not todo: raise ValueError(f"{root}: no setting has two complete runs to pair")
-    for key, rs in tqdm(todo, desc='pairs', disable=not progress):
-        cfg = json.loads(key); data = _data({**cfg, 'seed': 0})
-        combos = independent_pairs(rs, pairs, gen)
-        models = {r['run']: load_model(root / 'runs' / r['run'] / 'model')[0] for r in rs}
-        out += [_pairs_row(cfg, a, combos, models, data, lams) for a in align]
-    buf = io.StringIO(); w = csv.DictWriter(buf, list(out[0])); w.writeheader(); w.writerows(out)
-    with _zoo_lock(root): _atomic_text(root / 'pairs.csv', buf.getvalue())
-    return out
