@@ -209,6 +209,7 @@ def _train_group(cfgs:list, runs:list, threads:int=1)->list:
         if tc.augment or has_batchnorm(models[0]):
             return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]
         ck = Path(runs[0]).parent.parent / 'groups' / hashlib.sha1(' '.join(r.name for r in runs).encode()).hexdigest()[:16]   # per-epoch, resumable
+        for q in ck.parent.glob(ck.name + '.tmp-*'): shutil.rmtree(q, ignore_errors=True)   # a killed save's leftovers (the runs' locks are ours)
         try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False, ckpt=ck)
         except NonFiniteLoss: return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]      # isolate the failing seed
         for c, run in zip(cfgs, runs): _atomic_text(run / 'config.json', json.dumps(c, indent=1))
