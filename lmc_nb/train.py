@@ -147,14 +147,16 @@ def make_optimizer(params, cfg:TrainConfig)->torch.optim.Optimizer:
 # %% ../nbs/03_train.ipynb #24209608
 def _norm_json(x): return json.loads(json.dumps(x, default=str))
 
-def resumable(ckpt, model:nn.Module, cfg:TrainConfig)->bool:
-    "Is there a checkpoint in `ckpt` written for this model config and training config (epochs may differ)?"
-    p = find_checkpoint(ckpt) if ckpt is not None else None
-    if p is None: return False
-    meta = json.loads((p / 'config.json').read_text())
+def _written_for(meta:dict, model:nn.Module, cfg:TrainConfig)->bool:
+    "Was the checkpoint with config `meta` written for this model config and training config (epochs may differ)?"
     drop = lambda d: {k: v for k, v in d.items() if k != 'epochs'}
     return (meta.get('model') == _norm_json(getattr(model, 'config', None)) and 'train' in meta
             and drop({**_norm_json(asdict(TrainConfig())), **meta['train']}) == drop(_norm_json(asdict(cfg))))   # keys added later take their defaults
+
+def resumable(ckpt, model:nn.Module, cfg:TrainConfig)->bool:
+    "Is there a checkpoint in `ckpt` written for this model config and training config (epochs may differ)?"
+    p = find_checkpoint(ckpt) if ckpt is not None else None
+    return p is not None and _written_for(json.loads((p / 'config.json').read_text()), model, cfg)
 
 # %% ../nbs/03_train.ipynb #d2ed987d
 def _check_epochs(who:str, ckpt, done:int, want:int):
@@ -278,9 +280,8 @@ def _save_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, epo
 def _resume_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, cfg:TrainConfig, seeds:list)->int:
     "Restore the group from `ckpt` if there is a checkpoint (refused if written for other models, seeds or settings): the first epoch to run."
     if ckpt is None or (p := find_checkpoint(ckpt)) is None: return 0
-    meta, drop = json.loads((p / 'config.json').read_text()), lambda d: {k: v for k, v in d.items() if k != 'epochs'}
-    if (meta.get('seeds') != list(seeds) or meta.get('model') != _norm_json(getattr(models[0], 'config', None))
-            or drop({**_norm_json(asdict(TrainConfig())), **meta.get('train', {})}) != drop(_norm_json(asdict(cfg)))):
+    meta = json.loads((p / 'config.json').read_text())
+    if meta.get('seeds') != list(seeds) or not _written_for(meta, models[0], cfg):
         raise ValueError(f"train_many: the checkpoint in {ckpt} was written for other models, seeds or training settings "
                          "(only `epochs` may change when resuming); delete it or choose another folder")
     _check_epochs('train_many', ckpt, meta['epoch'], cfg.epochs)
