@@ -134,6 +134,12 @@ def _reusable(cfg:ReportConfig, data:Splits, label:str, mcfg:dict)->tuple:
         else: todo.append(s)
     return have, todo
 
+# %% ../nbs/12_report.ipynb #1f8b0e93
+def _mark_done(path:Path):
+    "Mark a saved model as finished (`done` in its `config.json`, which `_matches` requires before reusing it)."
+    f = resolve_checkpoint(path) / 'config.json'
+    write_atomic(f, lambda tmp: tmp.write_text(json.dumps({**json.loads(f.read_text()), 'done': True}, indent=1)))
+
 # %% ../nbs/12_report.ipynb #07c9501a
 def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list, progress:bool)->list:
     "Train the models of seeds `todo` (vectorised when the architecture allows, else one by one with resumable checkpoints) and save them."
@@ -151,9 +157,10 @@ def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list,
             if not resumable(ck, m, _train_cfg(cfg, data, s)):                       # stale: written for another config
                 for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
             train(m, data, _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
-        save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=True,
+        save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=False,
                                                       seconds=(time.perf_counter() - t0) / max(1, len(todo))))
         shutil.rmtree(ck, ignore_errors=True)                                         # per-epoch state no longer needed
+    for s in todo: _mark_done(out / f'{label}-s{s}')                                  # together, last: a kill before redoes the group from its checkpoint
     for q in out.glob(f'{label}-group-*.ckpt*'): shutil.rmtree(q, ignore_errors=True)
     return fresh
 
