@@ -151,13 +151,15 @@ def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32)->dict:
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
                     dtype=torch.float32, # precision of the score matrices
-                    init='greedy', # 'greedy' | 'identity' | a dict of starting permutations
+                    init='greedy', # 'greedy' | 'identity' | 'best' (both; the higher objective wins) | a dict of starting permutations
                     tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
     if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
+    if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
+        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol) for i in ('greedy', 'identity')), key=lambda r: r[1])
     m = _Scores(spec, sa, sb, dtype)                                           # refuses non-finite weights
     if init == 'greedy': _greedy(m)
     elif isinstance(init, dict):
@@ -165,7 +167,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
             if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
                 raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
             m.assign(g, p.to(m.dev))
-    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity' or a dict of permutations, got {init!r}")
+    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
     if not _descend(m, max_iter, seed, tol):
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
     return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
