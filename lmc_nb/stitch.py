@@ -273,10 +273,12 @@ def evaluate_stitch(st:Stitched, B:nn.Module, tr:Data, test:Data)->dict:
     return out
 
 # %% ../nbs/11a_stitch.ipynb #3fdff624
-def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str):
+def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str, momentum:float=0.):
     if alpha < 0: raise ValueError(f"train_stitch: alpha must be >= 0, got {alpha}")
     if l1 < 0: raise ValueError(f"train_stitch: l1 must be >= 0, got {l1}")
     if l1 and kind != 'full': raise ValueError("train_stitch: the l1 penalty applies to 'full' stitching layers")
+    if l1 and momentum:   # heavy-ball velocity carries soft-thresholded entries back out of zero: sparsity stops rising with λ (25_ig_stitching)
+        raise ValueError(f"train_stitch: the l1 penalty's proximal step is plain proximal SGD and needs momentum=0, got momentum={momentum}")
     if init not in ('ig', 'match'): raise ValueError(f"train_stitch: init must be 'ig' or 'match', got {init!r}")
     if update not in ('pgd', 'mirror'): raise ValueError(f"train_stitch: update must be 'pgd' or 'mirror', got {update!r}")
 
@@ -286,7 +288,7 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  data, # Splits: trains on data.train, evaluates on data.test
                  kind:str='grelu', rank:int=None, tau:float=None,
                  alpha:float=0.1, # grelu: weight of the −α‖P‖² regulariser (IG default 0.1)
-                 l1:float=0.0, # full: weight of the λ‖W‖₁ penalty (IG D.6)
+                 l1:float=0.0, # full: weight of the λ‖W‖₁ penalty (IG D.6); needs momentum=0
                  epochs:int=2, head_start:float=0.5, # grelu: fraction of the epochs with D fixed at I
                  lr:float=1e-2, momentum:float=0.9, bs:int=128, max_samples:int=None, seed:int=0,
                  target:str='labels', # 'labels': cross-entropy on the task (IG); 'logits': squared error to B's own logits
@@ -297,7 +299,7 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  init_samples:int=5000, # 'match': training inputs the feature moments are estimated on
                 )->dict: # stitched model, accuracies, penalty, (perm, sparsity)
     "Train a stitching layer between `A` (first layers) and `B` (remaining layers) at layer `l` and evaluate it."
-    _check_stitch_args(alpha, l1, kind, init, update)
+    _check_stitch_args(alpha, l1, kind, init, update, momentum)
     Bref, (_, _, C), Cb = copy.deepcopy(B).eval(), split_model(A, l), split_model(B, l)[2]
     if Cb != C: raise ValueError(f"train_stitch: A and B have {C} and {Cb} channels at layer {l}")
     st, tr = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed)), (data.train if max_samples is None else data.train[:max_samples])
