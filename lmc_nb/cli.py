@@ -74,7 +74,7 @@ def _model_args(g, d:dict):
     g.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
     g.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')
     g.add_argument('--norm', default=d['norm'], help=f"{' | '.join(NORMS)} (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
-    g.add_argument('--act', default=d['act'], help=f"{' | '.join(ACTS)} (default: the architecture's: mlp gelu, others relu)")
+    g.add_argument('--act', default=d['act'], help=f"{' | '.join(ACTS)}; a parameter after a colon, e.g. leaky_relu:0.5 (default: the architecture's: mlp gelu, others relu)")
     for k, kind, h in (('epochs', int, 'training epochs per model'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate')):
         g.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
     g.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')

@@ -11,8 +11,8 @@ from torch import nn, Tensor
 from .asym import SigmaAsym
 
 # %% auto #0
-__all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'NORM_TYPES', 'GaussianRBF', 'Cube', 'make_activation', 'has_batchnorm',
-           'eval_mode', 'batches']
+__all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'GaussianRBF', 'Cube', 'parse_activation',
+           'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'batches']
 
 # %% ../nbs/01a_nnutil.ipynb #910a5e03
 class GaussianRBF(nn.Module):
@@ -28,17 +28,35 @@ ACTIVATIONS = {'relu': nn.ReLU, 'leaky_relu': nn.LeakyReLU, 'gelu': nn.GELU, 'si
                'silu': nn.SiLU, 'elu': nn.ELU, 'rbf': GaussianRBF, 'cube': Cube, 'sigma-asym': SigmaAsym,
                'linear': nn.Identity}
 ACTIVATION_TYPES = tuple(c for c in ACTIVATIONS.values() if c is not nn.Identity)   # what LEWC hooks
+ACTIVATION_PARAMS = {'leaky_relu': 'negative_slope', 'elu': 'alpha'}   # 'name:value' sets this argument, e.g. 'leaky_relu:0.5'
 
-def make_activation(name, # a name in `ACTIVATIONS`, or a callable (returned as it is)
+def parse_activation(name:str)->tuple:
+    "('leaky_relu', 0.5) for 'leaky_relu:0.5', ('relu', None) for 'relu'; an unknown name or a bad value is refused."
+    base, sep, arg = name.partition(':')
+    if base not in ACTIVATIONS: raise ValueError(f"unknown activation {name!r}; choose one of {list(ACTIVATIONS)} or pass a callable")
+    if not sep: return base, None
+    if base not in ACTIVATION_PARAMS: raise ValueError(f"activation {base!r} takes no parameter; only {list(ACTIVATION_PARAMS)} do ({name!r})")
+    try: v = float(arg)
+    except ValueError: v = math.nan
+    if not math.isfinite(v): raise ValueError(f"activation {name!r}: {ACTIVATION_PARAMS[base]} must be a finite number, got {arg!r}")
+    return base, v
+
+# %% ../nbs/01a_nnutil.ipynb #2807fafe
+def is_activation(name)->bool:
+    "Is `name` an activation a model config can name (`parse_activation` accepts it)?"
+    try: return isinstance(name, str) and parse_activation(name) is not None
+    except ValueError: return False
+
+def make_activation(name, # a name in `ACTIVATIONS` (optionally 'name:value', see `ACTIVATION_PARAMS`), or a callable (returned as it is)
                     width:int=None, seed:int=0, # for 'sigma-asym': its width and the seed of its fixed F
                    ):
     "The activation `name` as a module (a callable σ)."
     if callable(name): return name
-    if name not in ACTIVATIONS: raise ValueError(f"unknown activation {name!r}; choose one of {list(ACTIVATIONS)} or pass a callable")
-    if ACTIVATIONS[name] is SigmaAsym:
+    base, v = parse_activation(name)
+    if ACTIVATIONS[base] is SigmaAsym:
         if width is None: raise ValueError("'sigma-asym' needs the layer's width")
         return SigmaAsym(width, mask_seed=seed)
-    return ACTIVATIONS[name]()
+    return ACTIVATIONS[base]() if v is None else ACTIVATIONS[base](**{ACTIVATION_PARAMS[base]: v})
 
 # %% ../nbs/01a_nnutil.ipynb #b41624ae
 NORM_TYPES = (nn.LayerNorm, nn.GroupNorm, nn.modules.batchnorm._BatchNorm)

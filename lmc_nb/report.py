@@ -12,6 +12,7 @@ import lmc_nb
 from .data import load_data, DATASETS, Splits
 from .asym import SCHEMES
 from .models import NORMS, ACTS
+from .nnutil import is_activation
 from .archs import describe_arch, ASYM_ARCHS
 from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
@@ -56,7 +57,7 @@ class ReportModels:
     width:float = 64          # MLP hidden width, ResNet-20 / VGG-11 width multiplier, or ViT embedding dimension
     depth:int = 3             # MLP hidden layers
     norm:str = None           # one of `models.NORMS`; None: the architecture's default
-    act:str = None            # one of `models.ACTS`; None: the architecture's default
+    act:str = None            # one of `models.ACTS` (or 'leaky_relu:0.5'); None: the architecture's default
     mask_seed:int = 0
     epochs:int = 10
     bs:int = 256
@@ -89,9 +90,10 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
 def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
     for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES), ('align', c.align, ALIGNERS),
-                         ('norm', [c.norm] if c.norm is not None else [], NORMS), ('act', [c.act] if c.act is not None else [], ACTS)):
+                         ('norm', [c.norm] if c.norm is not None else [], NORMS)):
         bad = [v for v in val if v not in ok]
         if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
+    if c.act is not None and not is_activation(c.act): raise ValueError(f"unknown act {c.act!r}; choose one of {list(ACTS)}, optionally 'name:value' ('leaky_relu:0.5')")
     for key in ('schemes', 'align'):
         if not getattr(c, key): raise ValueError(f"{key}: name at least one")
     if c.data == 'coherence': raise ValueError("the coherence data set is a regression task; report needs a classification data set")

@@ -14,6 +14,7 @@ from filelock import FileLock, Timeout
 import lmc_nb
 from .data import load_data, DATASETS
 from .models import NORMS, ACTS
+from .nnutil import is_activation
 from .archs import model_for, ASYM_ARCHS
 from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
@@ -47,7 +48,7 @@ _int = lambda v, lo: isinstance(v, int) and not isinstance(v, bool) and v >= lo
 _num = lambda v, lo: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
 GRID_RULES = {'arch': (lambda v: v in ASYM_ARCHS, f"one of {list(ASYM_ARCHS)} (the asymmetric-layer architectures the zoo trains)"),
               'scheme': (lambda v: v in SCHEMES, f"one of {list(SCHEMES)}"), 'data': (lambda v: v in DATASETS, f"one of {list(DATASETS)}"),
-              'norm': (lambda v: v is None or v in NORMS, f"null or one of {list(NORMS)}"), 'act': (lambda v: v is None or v in ACTS, f"null or one of {list(ACTS)}"),
+              'norm': (lambda v: v is None or v in NORMS, f"null or one of {list(NORMS)}"), 'act': (lambda v: v is None or is_activation(v), f"null or one of {list(ACTS)} (optionally 'name:value', e.g. 'leaky_relu:0.5')"),
               'sigma_f': (lambda v: _num(v, 0), "a number >= 0"), 'lr': (lambda v: _num(v, 0) and v > 0, "a number > 0 (YAML reads 1e-3 as text: write 1.0e-3)"),
               'wd': (lambda v: _num(v, 0), "a number >= 0"), 'limit': (lambda v: v is None or _int(v, 1), "null or an integer >= 1"),
               **{k: (lambda v: _int(v, 1), "an integer >= 1") for k in ('width', 'depth', 'k', 'n', 'epochs', 'bs')},
