@@ -4,6 +4,7 @@
 
 # %% ../nbs/07_zoo.ipynb #c40e3a31
 from __future__ import annotations
+import importlib.util
 import csv, ctypes, hashlib, importlib, io, itertools, json, math, os, shutil, signal, socket, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -263,12 +264,30 @@ def _sweep_process(root:Path, todo:list, done, workers:int, threads:int, address
         for f in as_completed(futs): done(futs[f], f.result())
 
 # %% ../nbs/07_zoo.ipynb #611ff02a
+def _ray_local_options(workers:int, threads:int)->dict:
+    "ray.init options for a local cluster (loopback as the node address); refused where Ray would start it without a token."
+    if importlib.util.find_spec('ray._private.authentication') is None:
+        raise ValueError("this Ray cannot require a token, and a local cluster listens on the network: upgrade Ray, "
+                         "or join a cluster you secured yourself with address='auto'")
+    mode = os.environ.get('RAY_AUTH_MODE')               # unset: Ray (>= 2.5x) turns token authentication on for a new local cluster
+    if mode is not None and mode.lower() != 'token':
+        raise ValueError(f"RAY_AUTH_MODE={mode}: a local Ray cluster listens on the network, so the sweep starts it only with token "
+                         "authentication; unset RAY_AUTH_MODE (or set it to 'token'), or join your own cluster with address='auto'")
+    return dict(num_cpus=workers * threads, _node_ip_address='127.0.0.1')
+
+def _check_ray_token(ray):
+    "After a local start: the cluster must require a token, or it is shut down again."
+    from ray._raylet import get_authentication_mode, AuthenticationMode
+    if get_authentication_mode() != AuthenticationMode.TOKEN:
+        ray.shutdown(); raise ValueError("the local Ray cluster came up without token authentication; it was shut down")
+
 def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
-    "One Ray task per run, on a running cluster (`address='auto'`) or a local one."
+    "One Ray task per run, on a running cluster (`address='auto'`) or a local one (loopback address, token authentication)."
     try: import ray
     except ImportError: raise ValueError("the ray backend needs Ray: pip install 'ray>=2.9' (or pip install -e '.[ray]')") from None
-    if not ray.is_initialized(): ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                                          **({} if address else dict(num_cpus=workers * threads)))
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, **({} if address else _ray_local_options(workers, threads)))
+        if not address: _check_ray_token(ray)
     task = ray.remote(num_cpus=threads)(importlib.import_module('lmc_nb.zoo').run_one)
     pending = {task.remote(str(root), c, threads): c for c in todo}
     while pending:
