@@ -33,6 +33,7 @@ def random_direction(model:nn.Module, norm:float, seed:int=0)->dict:
 
 def perturb(model:nn.Module, direction:dict, lam:float=1.0)->nn.Module:
     "A copy of `model` with θ + λ·direction (LEWC D.1 at one λ); the direction names every trainable parameter."
+    if not math.isfinite(lam): raise ValueError(f"perturb: lam must be a finite number, got {lam}")
     names = {n for n, _ in model.named_parameters()}
     if set(direction) != names: raise ValueError(f"perturb: the direction names {sorted(set(direction) ^ names)[:3]} that the model does not (or the other way round)")
     m = copy.deepcopy(model)
