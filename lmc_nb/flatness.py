@@ -29,7 +29,7 @@ def random_direction(model:nn.Module, norm:float, seed:int=0)->dict:
     g = torch.Generator().manual_seed(seed)
     u = {n: torch.randn(p.shape, generator=g, dtype=torch.float64) for n, p in model.named_parameters()}
     scale = norm / math.sqrt(sum(float((v ** 2).sum()) for v in u.values()))
-    return {n: (v * scale).to(p.dtype) for (n, v), p in zip(u.items(), model.parameters())}
+    return {n: (u[n] * scale).to(p.dtype) for n, p in model.named_parameters()}
 
 def perturb(model:nn.Module, direction:dict, lam:float=1.0)->nn.Module:
     "A copy of `model` with θ + λ·direction (LEWC D.1 at one λ); the direction names every trainable parameter."

@@ -44,8 +44,10 @@ def parse_activation(name:str)->tuple:
 # %% ../nbs/01a_nnutil.ipynb #2807fafe
 def is_activation(name)->bool:
     "Is `name` an activation a model config can name (`parse_activation` accepts it)?"
-    try: return isinstance(name, str) and parse_activation(name) is not None
+    if not isinstance(name, str): return False
+    try: parse_activation(name)
     except ValueError: return False
+    return True
 
 def make_activation(name, # a name in `ACTIVATIONS` (optionally 'name:value', see `ACTIVATION_PARAMS`), or a callable (returned as it is)
                     width:int=None, seed:int=0, # for 'sigma-asym': its width and the seed of its fixed F

@@ -273,7 +273,7 @@ def evaluate_stitch(st:Stitched, B:nn.Module, tr:Data, test:Data)->dict:
     return out
 
 # %% ../nbs/11a_stitch.ipynb #3fdff624
-def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str, momentum:float=0.):
+def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str, momentum:float):
     if alpha < 0: raise ValueError(f"train_stitch: alpha must be >= 0, got {alpha}")
     if l1 < 0: raise ValueError(f"train_stitch: l1 must be >= 0, got {l1}")
     if l1 and kind != 'full': raise ValueError("train_stitch: the l1 penalty applies to 'full' stitching layers")
