@@ -6,11 +6,12 @@
 from __future__ import annotations
 import math
 from torch import nn, Tensor
+from fastcore.basics import patch
 from .models import MLP, ResNet20, VGG11
 from .vit import ViT
 
 # %% auto #0
-__all__ = ['ARCHS', 'ASYM_ARCHS', 'MyrtleCNN', 'build_model', 'model_for', 'describe_arch']
+__all__ = ['ARCHS', 'ASYM_ARCHS', 'MyrtleCNN', 'ResMLP', 'build_model', 'model_for', 'describe_arch']
 
 # %% ../nbs/02b_archs.ipynb #7084b70c
 class MyrtleCNN(nn.Module):
@@ -32,8 +33,30 @@ class MyrtleCNN(nn.Module):
     def channels(self, l:int)->int: return self.blocks[l][0].out_channels
 
 
+# %% ../nbs/02b_archs.ipynb #54d6412f
+class ResMLP(MLP):
+    "LEWC F.11's MLP with skip connections: z_ℓ = z_{ℓ−1} + σ(norm(W_ℓ z_{ℓ−1})) for every hidden-to-hidden layer."
+    def __init__(self, d_in:int=784, widths=(512, 512, 512), d_out:int=10, **kwargs):   # kwargs: those of `MLP`
+        if len(set(widths)) != 1: raise ValueError(f"ResMLP: skip connections need one or more hidden layers of equal width, got {list(widths)}")
+        super().__init__(d_in, widths, d_out, **kwargs)
+        self.config['arch'] = 'resmlp'
+    def forward(self, x:Tensor)->Tensor:
+        h = self.acts[0](self.norms[0](self.layers[0](x.flatten(1))))
+        for lin, nrm, act in zip(self.layers[1:-1], self.norms[1:], self.acts[1:]): h = h + act(nrm(lin(h)))
+        return self.layers[-1](h)
+
+@patch
+def perm_spec(self:ResMLP)->dict:
+    "One group for the residual stream: every hidden layer's outputs, norm and activation, and every next layer's inputs."
+    return {'res': [e for es in MLP.perm_spec(self).values() for e in es]}
+
+@patch
+def feature_spec(self:ResMLP)->dict:
+    "The residual stream after every block (the input of each later layer)."
+    return {'res': [(f'layers.{l}', 'in') for l in range(1, len(self.layers))]}
+
 # %% ../nbs/02b_archs.ipynb #de937394
-ARCHS = {'mlp': MLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT, 'myrtle': MyrtleCNN}
+ARCHS = {'mlp': MLP, 'resmlp': ResMLP, 'resnet20': ResNet20, 'vgg11': VGG11, 'vit': ViT, 'myrtle': MyrtleCNN}
 ASYM_ARCHS = ('mlp', 'resnet20', 'vgg11', 'vit')   # built from asymmetric layers: they take scheme / sigma_f (what `lmc report` accepts)
 
 def build_model(arch:str, # one of `ARCHS`
@@ -47,7 +70,7 @@ def model_for(arch:str, # one of `ARCHS`
               n_out:int, # classes (or regression outputs)
               **kwargs)->nn.Module:
     "Build `arch` with input and output sizes taken from a data set."
-    if arch == 'mlp': return build_model('mlp', d_in=math.prod(in_shape), d_out=n_out, **kwargs)
+    if arch in ('mlp', 'resmlp'): return build_model(arch, d_in=math.prod(in_shape), d_out=n_out, **kwargs)
     if arch in ('resnet20', 'vgg11', 'vit', 'myrtle'):
         if len(in_shape) != 3: raise ValueError(f"{arch} needs image inputs (C, H, W), got shape {tuple(in_shape)}")
         if arch == 'vit': kwargs.setdefault('img', in_shape[1])
@@ -59,7 +82,8 @@ def describe_arch(cfg:dict)->str:
     "One line saying what was trained: architecture, widths, norm, activation, scheme and σ_F."
     if cfg is None: return 'unknown architecture'
     a = cfg['arch']
-    size = {'mlp': lambda: f"{cfg['d_in']}→{'→'.join(map(str, cfg['widths']))}→{cfg['d_out']}",
+    mlp = lambda: f"{cfg['d_in']}→{'→'.join(map(str, cfg['widths']))}→{cfg['d_out']}" + (', skip connections' if a == 'resmlp' else '')
+    size = {'mlp': mlp, 'resmlp': mlp,
             'vit': lambda: f"dim {cfg['dim']}, depth {cfg['depth']}, {cfg['heads']} heads, patch {cfg['patch']}"}.get(a, lambda: f"width ×{cfg['width']}")()
     norm = 'LayerNorm' if a == 'vit' else {'layer': 'LayerNorm', 'batch': 'BatchNorm', 'none': 'no normalisation',
                                          'group': f"GroupNorm ({cfg.get('groups', 1)} group(s))"}[cfg['norm']]
