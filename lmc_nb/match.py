@@ -12,7 +12,8 @@ import torch
 from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
-from .perm import Axis, PermSpec, hungarian, permute_model, invert_perm, apply_perm
+from fastcore.basics import patch
+from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
 from .interp import effective_state_dict, check_compatible
 
 # %% auto #0
@@ -61,51 +62,90 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
 # %% ../nbs/06a_match.ipynb #266afe13
 def _flush_tiny(t:Tensor, name:str)->Tensor:
     "`t` with entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals."
-    if t.numel() == 0: return t
-    mx = t.abs().max()                                                    # NaN if any entry is NaN
+    if t.numel() < 4096:                                                  # too small for subnormal products to cost anything
+        if not torch.isfinite(t).all(): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
+        return t
+    a = t.abs(); mx = a.max()                                             # NaN if any entry is NaN
     if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
-    return t.masked_fill(t.abs() < torch.finfo(t.dtype).eps ** 2 * mx, 0)
+    tiny = a < torch.finfo(t.dtype).eps ** 2 * mx
+    return t.masked_fill(tiny, 0) if tiny.any() else t
 
 # %% ../nbs/06a_match.ipynb #5fc13c26
 class _Scores:
     "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
-    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype):
+    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto'):
         self.spec, self.sizes, bt = spec, spec.check(sa), spec.by_tensor()
-        self.dev = next(iter(sa.values())).device
+        self.dev, self.solver = next(iter(sa.values())).device, lap_backend(solver)
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
-        self.version, self.cache = {g: 0 for g in self.sizes}, {}                # version: bumped when a permutation changes
+        self.version, self.cache, self.duals = {g: 0 for g in self.sizes}, {}, {}  # version: bumped when a permutation changes; duals: warm starts
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
         self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}
         self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
         self.width = {(g, e): sa[e.tensor].numel() // self.sizes[g] for g, e in ents}   # columns of the entry's (n, -1) matrix
+        self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
+        self.fixed = {g: self._fixed(g) for g in self.sizes}                  # B is unpermuted here
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
+    def _fixed(self, g)->Tensor:
+        "The summed scores of g's entries that no other permutation touches (biases, norms, a first layer): one product, once."
+        es = [e for e in self.spec.groups[g] if not self.others[g, e]]
+        if not es: return torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev)
+        return (torch.cat([self.Am[g, e] for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1).T).double()
     def score(self, g, known:set=None)->Tensor:
         "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
-        S, inv = torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev), invert_perm(self.perms[g])
-        for e in self.spec.groups[g]:
-            oth = self.others[g, e]
-            if known is not None and not set(oth) <= known: continue
-            key = tuple(self.version[h] for h in oth)
-            if self.cache.get((g, e), (None,))[0] != key:
-                self.cache[g, e] = (key, (self.Am[g, e] @ e.to_front(self.Bp[e.tensor]).T)[:, inv])
-            S += self.cache[g, e][1]                                          # accumulated in float64
-        return S
+        inv = invert_perm(self.perms[g])
+        ents = [self.entry(g, e, inv) for e in self.spec.groups[g] if self.others[g, e] and (known is None or set(self.others[g, e]) <= known)]
+        return torch.add(self.fixed[g], sum(ents[1:], ents[0])) if ents else self.fixed[g].clone()   # one float64 pass
     def assign(self, g, p:Tensor):
         "Set group g's permutation to `p`, re-permuting its tensors of B once."
         rel = invert_perm(self.perms[g])[p]
         for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
         self.perms[g] = p; self.version[g] += 1
 
+# %% ../nbs/06a_match.ipynb #03e5dbab
+def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
+    "(h, columns per unit) if entry (g, e)'s columns are the units of one other group h in blocks of consecutive columns, else None."
+    if len(others) != 1 or others[0] == g or e.view is not None: return None
+    h = others[0]; f = next(f for k, f in bt[e.tensor] if k == h)
+    if f.view is not None or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
+    return h, width // sizes[h]
+
+def _columns(units:Tensor, bs:int)->Tensor: return units if bs == 1 else (units[:, None] * bs + torch.arange(bs, device=units.device)).flatten()
+
+# %% ../nbs/06a_match.ipynb #9e978e7e
+@patch
+def entry(self:_Scores, g, e:Axis, inv:Tensor)->Tensor:
+    "Entry (g, e)'s score, columns in B's own unit order: cached; updated by eq. (delta) for the units its other group moved, or recomputed."
+    key, c, blk = tuple(self.version[h] for h in self.others[g, e]), self.cache.get((g, e)), self.block[g, e]
+    if c is not None and c[0] == key: return c[1]
+    Bf = e.to_front(self.Bp[e.tensor])
+    if c is not None and blk is not None and c[3] < 8:
+        (h, bs), old = blk, c[2]; new = self.perms[h]
+        moved = torch.nonzero(old != new).flatten()
+        if len(moved) <= len(new) // 2:
+            cn, co = _columns(moved, bs), _columns(invert_perm(new)[old[moved]], bs)   # where the moved units' old columns are now
+            c[1].add_((self.Am[g, e][:, cn] @ (Bf[:, cn] - Bf[:, co]).T)[:, inv])
+            self.cache[g, e] = (key, c[1], new, c[3] + 1); return c[1]
+    self.cache[g, e] = (key, (self.Am[g, e] @ Bf.T)[:, inv], None if blk is None else self.perms[blk[0]], 0)
+    return self.cache[g, e][1]
+
 # %% ../nbs/06a_match.ipynb #b02d10d6
-def _greedy(m:_Scores):
-    "Solve each group once with only its determined scores, the most determined group first (see 4. above)."
-    known = set()
+def _greedy(m:_Scores, threads:int=2)->dict:
+    "Solve each group once with only its determined scores, the most determined first; tied groups that share no tensor together, concurrently (see 4. above)."
+    known, tensors, done = set(), {g: {e.tensor for e in es} for g, es in m.spec.groups.items()}, {}
     def determined(g):
         return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known) / sum(m.width[g, e] for e in m.spec.groups[g])
-    while len(known) < len(m.sizes):
-        g = max((h for h in m.sizes if h not in known), key=determined)
-        m.assign(g, hungarian(m.score(g, known)).to(m.dev)); known.add(g)
+    def solve(g): return hungarian_warm(m.score(g, known), solver=m.solver)
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        while len(known) < len(m.sizes):
+            frac = {h: determined(h) for h in m.sizes if h not in known}; top, batch = max(frac.values()), []
+            for h in frac:                                                    # a tie cannot change each other's scores
+                if frac[h] == top and all(not (tensors[h] & tensors[b]) for b in batch): batch.append(h)
+            for g, (p, v) in zip(batch, pool.map(solve, batch) if len(batch) > 1 else map(solve, batch)):
+                m.duals[g] = v; m.assign(g, p.to(m.dev))
+                if top == 1: done[g] = m.inputs(g)                            # solved on its whole score: the descent need not repeat it
+            known.update(batch)
+    return done
 
 # %% ../nbs/06a_match.ipynb #a60bcd6a
 def _runs(order:list, tensors:dict)->list:
@@ -117,20 +157,20 @@ def _runs(order:list, tensors:dict)->list:
     return runs
 
 # %% ../nbs/06a_match.ipynb #b802d562
-def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bool:
+def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2, solved:dict=None)->bool:
     "Coordinate descent from m's permutations in the reference's visiting order, until a sweep gains ≤ tol × |objective|; False if `max_iter` sweeps did not get there."
-    gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), {}
+    gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), dict(solved or {})   # group → its inputs when last solved
     tensors = {g: {e.tensor for e in m.spec.groups[g]} for g in names}
-    obj = sum(float(torch.sum(m.A[k] * m.Bp[k], dtype=torch.float64)) for k in m.Bp) if tol else 0.   # kept current by adding the gains
-    def solve(g): S = m.score(g); return S, hungarian(S, m.perms[g]).to(m.dev)
+    obj = sum(float(torch.dot(m.A[k].flatten(), m.Bp[k].flatten())) for k in m.Bp) if tol else 0.   # a scale for tol, kept current by adding the gains
+    def solve(g): S = m.score(g); p, v = hungarian_warm(S, m.duals.get(g), m.perms[g], m.solver); return S, p.to(m.dev), v
     with ThreadPoolExecutor(max(1, threads)) as pool:
         for _ in range(max_iter):
             gain = 0.
             for run in _runs([names[i] for i in torch.randperm(len(names), generator=gen).tolist()], tensors):
                 todo = [g for g in run if solved.get(g) != m.inputs(g)]      # skip: nothing it depends on changed since its last solve
-                solved_run = pool.map(solve, todo) if len(todo) > 1 else map(solve, todo)   # independent groups concurrently (scipy frees the GIL)
-                for g, (S, p) in zip(todo, solved_run):
-                    solved[g] = m.inputs(g)
+                solved_run = pool.map(solve, todo) if len(todo) > 1 else map(solve, todo)   # independent groups concurrently (the solvers free the GIL)
+                for g, (S, p, v) in zip(todo, solved_run):
+                    solved[g], m.duals[g] = m.inputs(g), v
                     idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
                     if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
             obj += gain
@@ -140,12 +180,12 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2)->bo
 # %% ../nbs/06a_match.ipynb #36156b5c
 def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
     "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
-    return sum(float((sa[k].double() * sb[k].double()).sum()) for k in spec.by_tensor())
+    return sum(float(torch.dot(sa[k].flatten().double(), sb[k].flatten().double())) for k in spec.by_tensor())
 
 # %% ../nbs/06a_match.ipynb #09041515
-def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32)->dict:
+def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32, solver:str='auto')->dict:
     "The greedy starting permutations of `weight_matching(init='greedy')`."
-    m = _Scores(spec, sa, sb, dtype); _greedy(m); return m.perms
+    m = _Scores(spec, sa, sb, dtype, solver); _greedy(m); return m.perms
 
 # %% ../nbs/06a_match.ipynb #4ef512c9
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
@@ -153,22 +193,23 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                     dtype=torch.float32, # precision of the score matrices
                     init='greedy', # 'greedy' | 'identity' | 'best' (both; the higher objective wins) | a dict of starting permutations
                     tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
+                    solver:str='auto', # exact assignment solver: 'auto' | 'lapjv' (warm-started, optional package) | 'scipy'
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
     if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
     if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
-        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol) for i in ('greedy', 'identity')), key=lambda r: r[1])
-    m = _Scores(spec, sa, sb, dtype)                                           # refuses non-finite weights
-    if init == 'greedy': _greedy(m)
+        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver) for i in ('greedy', 'identity')), key=lambda r: r[1])
+    m, solved = _Scores(spec, sa, sb, dtype, solver), {}                       # refuses non-finite weights
+    if init == 'greedy': solved = _greedy(m)
     elif isinstance(init, dict):
         for g, p in init.items():
             if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
                 raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
             m.assign(g, p.to(m.dev))
     elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
-    if not _descend(m, max_iter, seed, tol):
+    if not _descend(m, max_iter, seed, tol, solved=solved):
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
     return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
 

@@ -10,13 +10,15 @@ import numpy as np
 import torch
 from torch import nn, Tensor
 from scipy.optimize import linear_sum_assignment
+try: from lapjv import lapjv as _lapjv              # optional (pip install "lmc-nb[fast]"): warm-started exact solves
+except ImportError: _lapjv = None
 from fastcore.basics import patch
 from .asym import dense_twin
 from .interp import effective_state_dict
 
 # %% auto #0
-__all__ = ['Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms', 'permute_model',
-           'check_spec', 'hungarian', 'sinkhorn']
+__all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
+           'permute_model', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -136,12 +138,17 @@ def check_spec(model:nn.Module, x:Tensor, spec:PermSpec=None, seed:int=0,
         worst = max(worst, err)
     return worst
 
+# %% ../nbs/06_perm.ipynb #b2d7498e
+def _check_scores(S:Tensor, who:str)->np.ndarray:
+    "S as a float64 numpy matrix, or a clear error if it is not square and finite."
+    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"{who}: need a square score matrix, got shape {tuple(S.shape)}")
+    if not torch.isfinite(S).all(): raise ValueError(f"{who}: the score matrix has non-finite entries (non-finite weights?)")
+    return S.detach().cpu().double().numpy()
+
 # %% ../nbs/06_perm.ipynb #d3ac05ee
 def hungarian(S:Tensor, guess:Tensor=None)->Tensor:
     "The permutation p maximising sum_i S[i, p[i]] (exact linear assignment); a `guess` of it only makes the solve faster."
-    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian: need a square score matrix, got shape {tuple(S.shape)}")
-    if not torch.isfinite(S).all(): raise ValueError("hungarian: the score matrix has non-finite entries (non-finite weights?)")
-    S = S.detach().cpu().double().numpy()
+    S = _check_scores(S, 'hungarian')
     if S.size == 0: return torch.zeros(0, dtype=torch.long)
     live, live_cols = S.max(1) > S.min(1), S.max(0) > S.min(0)
     if (~live_cols).sum() > (~live).sum():                    # more constant columns than rows: solve the transpose
@@ -180,3 +187,40 @@ def sinkhorn(S:Tensor, # (..., n, n) scores
         warnings.warn(f"sinkhorn did not converge in {iters} iterations (tau = {tau:g}): row sums are off by up to {res:.2g} > tol = {tol:g}; "
                       "raise `iters` or `tau`", RuntimeWarning, stacklevel=2)
     return logP.exp()
+
+# %% ../nbs/06_perm.ipynb #cfd31889
+def lap_backend(solver:str='auto')->str:
+    "The exact assignment solver `hungarian_warm` uses: 'lapjv' where the optional package is installed (or asked for), else 'scipy'."
+    if solver not in ('auto', 'lapjv', 'scipy'): raise ValueError(f"solver must be 'auto', 'lapjv' or 'scipy', got {solver!r}")
+    if solver == 'lapjv' and _lapjv is None: raise ValueError("solver='lapjv' needs the lapjv package: pip install \"lmc-nb[fast]\"")
+    return 'scipy' if solver == 'scipy' or _lapjv is None else 'lapjv'
+
+# %% ../nbs/06_perm.ipynb #c5d27883
+def _lapjv32(S:Tensor)->np.ndarray:
+    "Column potentials of -S from a cold float32 LAPJV solve (zeros where S is not finite in float32)."
+    c32 = S.neg().float().numpy()
+    v = _lapjv(c32)[2][2].astype(np.float64) if np.isfinite(c32).all() else np.zeros(len(S))
+    return v if np.isfinite(v).all() else np.zeros(len(S))
+
+# %% ../nbs/06_perm.ipynb #89477d2e
+COLD_LAPJV = 1024   # cold starts below this size go to scipy (measured faster there on CNN scores; see above)
+
+def hungarian_warm(S:Tensor, # (n, n) scores
+                   v:np.ndarray=None, # (n,) column potentials of an earlier solve of a similar matrix; None: cold start (scipy below COLD_LAPJV)
+                   guess:Tensor=None, # the scipy path's start instead (see `hungarian`)
+                   solver:str='auto', # 'auto' | 'lapjv' | 'scipy' (see `lap_backend`)
+                  )->tuple: # (p maximising sum_i S[i, p[i]], potentials for the next solve: None on the scipy path)
+    "Exact linear assignment started from the dual of a similar earlier problem (LAPJV on reduced costs, eq. LP duality)."
+    if lap_backend(solver) == 'scipy' or (v is None and len(S) < COLD_LAPJV): return hungarian(S, guess), None
+    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian_warm: need a square score matrix, got shape {tuple(S.shape)}")
+    S, n = S.detach().cpu().double(), len(S)
+    if v is not None and (np.shape(v) != (n,) or not np.isfinite(v).all()): raise ValueError(f"hungarian_warm: need {n} finite potentials")
+    if n <= 1:                                                               # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
+        _check_scores(S, 'hungarian_warm'); return torch.zeros(n, dtype=torch.long), np.zeros(n)
+    if v is None: v = _lapjv32(S)
+    C = torch.sub(torch.from_numpy(-v)[None, :], S)                          # C = -S - v: a minimisation, in one pass
+    u = C.amin(1, keepdim=True)                                              # NaN or ±inf in S shows here
+    if not torch.isfinite(u).all(): raise ValueError("hungarian_warm: the score matrix has non-finite entries (non-finite weights?)")
+    p, _, (_, _, dv) = _lapjv(C.sub_(u).numpy(), force_doubles=True)          # reduced costs >= 0, the same optima
+    with np.errstate(over='ignore', invalid='ignore'): v2 = v + dv
+    return torch.as_tensor(p, dtype=torch.long), v2 if np.isfinite(v2).all() else v   # potentials decide speed, never the answer
