@@ -212,15 +212,11 @@ def hungarian_warm(S:Tensor, # (n, n) scores
                   )->tuple: # (p maximising sum_i S[i, p[i]], potentials for the next solve: None on the scipy path)
     "Exact linear assignment started from the dual of a similar earlier problem (LAPJV on reduced costs, eq. LP duality)."
     if lap_backend(solver) == 'scipy' or (v is None and len(S) < COLD_LAPJV): return hungarian(S, guess), None
-    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian_warm: need a square score matrix, got shape {tuple(S.shape)}")
-    S, n = S.detach().cpu().double(), len(S)
+    S, n = torch.from_numpy(_check_scores(S, 'hungarian_warm')), len(S)     # float64, square and finite, or a clear error
     if v is not None and (np.shape(v) != (n,) or not np.isfinite(v).all()): raise ValueError(f"hungarian_warm: need {n} finite potentials")
-    if n <= 1:                                                               # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
-        _check_scores(S, 'hungarian_warm'); return torch.zeros(n, dtype=torch.long), np.zeros(n)
+    if n <= 1: return torch.zeros(n, dtype=torch.long), np.zeros(n)          # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
     if v is None: v = _lapjv32(S)
     C = torch.sub(torch.from_numpy(-v)[None, :], S)                          # C = -S - v: a minimisation, in one pass
-    u = C.amin(1, keepdim=True)                                              # NaN or ±inf in S shows here
-    if not torch.isfinite(u).all(): raise ValueError("hungarian_warm: the score matrix has non-finite entries (non-finite weights?)")
-    p, _, (_, _, dv) = _lapjv(C.sub_(u).numpy(), force_doubles=True)          # reduced costs >= 0, the same optima
+    p, _, (_, _, dv) = _lapjv(C.sub_(C.amin(1, keepdim=True)).numpy(), force_doubles=True)   # reduced costs >= 0, the same optima
     with np.errstate(over='ignore', invalid='ignore'): v2 = v + dv
     return torch.as_tensor(p, dtype=torch.long), v2 if np.isfinite(v2).all() else v   # potentials decide speed, never the answer
