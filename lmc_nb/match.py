@@ -78,6 +78,7 @@ class _Scores:
         self.dev, self.solver = next(iter(sa.values())).device, lap_backend(solver)
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
         self.version, self.cache, self.duals = {g: 0 for g in self.sizes}, {}, {}  # version: bumped when a permutation changes; duals: warm starts
+        # cache: (g, e) → (versions of its other groups, its score, the other group's permutation it is up to date with, updates since recomputed)
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
         self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}

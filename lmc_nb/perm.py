@@ -196,11 +196,11 @@ def lap_backend(solver:str='auto')->str:
     return 'scipy' if solver == 'scipy' or _lapjv is None else 'lapjv'
 
 # %% ../nbs/06_perm.ipynb #c5d27883
-def _lapjv32(S:Tensor)->np.ndarray:
-    "Column potentials of -S from a cold float32 LAPJV solve (zeros where S is not finite in float32)."
+def _lapjv32(S:Tensor)->np.ndarray|None:
+    "Column potentials of -S from a cold float32 LAPJV solve; None where S or the potentials are not finite in float32."
     c32 = S.neg().float().numpy()
-    v = _lapjv(c32)[2][2].astype(np.float64) if np.isfinite(c32).all() else np.zeros(len(S))
-    return v if np.isfinite(v).all() else np.zeros(len(S))
+    v = _lapjv(c32)[2][2].astype(np.float64) if np.isfinite(c32).all() else None
+    return v if v is not None and np.isfinite(v).all() else None
 
 # %% ../nbs/06_perm.ipynb #89477d2e
 COLD_LAPJV = 1024   # cold starts below this size go to scipy (measured faster there on CNN scores; see above)
@@ -215,7 +215,7 @@ def hungarian_warm(S:Tensor, # (n, n) scores
     S, n = torch.from_numpy(_check_scores(S, 'hungarian_warm')), len(S)     # float64, square and finite, or a clear error
     if v is not None and (np.shape(v) != (n,) or not np.isfinite(v).all()): raise ValueError(f"hungarian_warm: need {n} finite potentials")
     if n <= 1: return torch.zeros(n, dtype=torch.long), np.zeros(n)          # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
-    if v is None: v = _lapjv32(S)
+    if v is None and (v := _lapjv32(S)) is None: return hungarian(S, guess), None   # never float64 LAPJV from zero potentials (seconds)
     C = torch.sub(torch.from_numpy(-v)[None, :], S)                          # C = -S - v: a minimisation, in one pass
     p, _, (_, _, dv) = _lapjv(C.sub_(C.amin(1, keepdim=True)).numpy(), force_doubles=True)   # reduced costs >= 0, the same optima
     with np.errstate(over='ignore', invalid='ignore'): v2 = v + dv
