@@ -9,7 +9,8 @@ from dataclasses import replace
 import torch
 from torch import nn, Tensor
 from .data import Data, Splits, load_data, data_root
-from .train import TrainConfig, init_model, train, train_many, native_bf16
+from .train import TrainConfig, init_model, train, train_many
+from .nnutil import native_bf16
 from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, apply_perm, random_perms, invert_perm, lap_backend

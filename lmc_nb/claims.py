@@ -8,6 +8,7 @@ import json, math, os
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from .checkpoint import write_atomic
+from .nnutil import mean_ci
 
 
 # %% auto #0
@@ -45,14 +46,11 @@ class Claim:
 
 # %% ../nbs/13_claims.ipynb #9cffbf9a
 def _mean_ci(xs:list, level:float=0.95)->tuple:
-    "Mean and Student-t interval of finite values (None interval for fewer than two)."
-    from scipy.stats import t
+    "`nnutil.mean_ci` of finite values, as (mean, [low, high]) (None interval for fewer than two)."
     xs = [float(x) for x in xs]
     if any(not math.isfinite(x) for x in xs): raise ValueError(f"non-finite value among {xs}")
-    n = len(xs); m = sum(xs) / n
-    if n < 2: return m, None
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1)); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
-    return m, [m - h, m + h]
+    s = mean_ci(xs, level)
+    return s['mean'], None if s['ci_low'] is None else [s['ci_low'], s['ci_high']]
 
 def band_verdict(values:list, # our independent measurements
                  target:float, # the paper's value

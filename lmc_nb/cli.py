@@ -56,7 +56,7 @@ def _join(t)->str: return ','.join(map(str, t))
 
 def _data_args(g, d:dict):
     "`report`'s data options (`ReportData`; `d`: its defaults)."
-    from lmc_nb.report import DATASETS
+    from lmc_nb.report_config import DATASETS
     g.add_argument('--data', default=d['data'], help=' | '.join(x for x in DATASETS if x != 'coherence'))
     g.add_argument('--k', type=_positive(int), default=d['gmm_k'], help='gmm: intrinsic dimension')
     g.add_argument('--n', type=_positive(int), default=d['gmm_n'], help='gmm: samples')
@@ -67,7 +67,7 @@ def _data_args(g, d:dict):
 # %% ../nbs/12b_cli.ipynb #87e042b6
 def _model_args(g, d:dict):
     "`report`'s model and training options (`ReportModels`; `d`: its defaults)."
-    from lmc_nb.report import ASYM_ARCHS, SCHEMES, NORMS, ACTS
+    from lmc_nb.report_config import ASYM_ARCHS, SCHEMES, NORMS, ACTS
     g.add_argument('--arch', default=d['arch'], help=' | '.join(ASYM_ARCHS))
     g.add_argument('--scheme', default=_join(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
     g.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
@@ -84,7 +84,7 @@ def _model_args(g, d:dict):
 # %% ../nbs/12b_cli.ipynb #d78b0d09
 def _run_args(g, d:dict):
     "`report`'s measurement and output options (`ReportRun`; `d`: its defaults)."
-    from lmc_nb.report import ALIGNERS
+    from lmc_nb.report_config import ALIGNERS
     g.add_argument('--align', default=_join(d['align']), help=f"comma-separated alignment methods: {', '.join(ALIGNERS)}")
     g.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
     g.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
@@ -96,7 +96,7 @@ def _run_args(g, d:dict):
 def _report_args(r):
     "The `report` options, one group per part of `ReportConfig`: each default is the dataclass's and each list of choices the library's, read here (no drift)."
     from dataclasses import fields
-    from lmc_nb.report import ReportData, ReportModels, ReportRun
+    from lmc_nb.report_config import ReportData, ReportModels, ReportRun
     for title, cls, add in (('data', ReportData, _data_args), ('models and training', ReportModels, _model_args),
                             ('measurements and output', ReportRun, _run_args)):
         add(r.add_argument_group(title, cls.__doc__), {f.name: f.default for f in fields(cls)})

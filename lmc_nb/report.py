@@ -5,105 +5,24 @@
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
 import hashlib, io, json, platform, shutil, time
-from dataclasses import dataclass, asdict
+from dataclasses import asdict
 from pathlib import Path
 import torch
 import lmc_nb
-from .data import load_data, DATASETS, Splits
-from .asym import SCHEMES
-from .models import NORMS, ACTS
-from .nnutil import is_activation
-from .archs import describe_arch, ASYM_ARCHS
+from .data import load_data, Splits
+from .archs import describe_arch
 from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
-from .nnutil import has_batchnorm
+from .nnutil import has_batchnorm, mean_ci
 from .asym import dense_twin
-from .zoo import run_model_config, run_train_config, mean_ci
+from .zoo import run_model_config, run_train_config
 from .pairs import ALIGNERS
+from .report_config import ReportConfig, model_label   # the configuration: `12_config`
 from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
 
 # %% auto #0
-__all__ = ['LABEL_PREFIX', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig', 'model_config', 'data_key',
-           'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
-
-# %% ../nbs/12_report.ipynb #fead8aad
-LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
-
-# %% ../nbs/12_report.ipynb #7d1565c8
-def model_label(arch:str, scheme:str)->str:
-    "Short label of a model: `mlp`, `wmlp`, `syre-mlp`, `resnet20`, `wresnet20`, …"
-    return LABEL_PREFIX[scheme] + arch
-
-# %% ../nbs/12_report.ipynb #5d1546b5
-@dataclass
-class ReportData:
-    "The data: a name from `data.DATASETS` and what `load_data` needs to make it."
-    data:str = 'gmm'
-    gmm_k:int = 8             # intrinsic dimension of the Gaussian mixture
-    gmm_n:int = 50_000        # samples of the Gaussian mixture (NI G.6)
-    data_seed:int = 0
-    root:str = None           # image data root (default: $LMC_DATA or ~/.cache/lmc_nb)
-    download:bool = False     # let torchvision download missing image data
-    limit:int = None          # image data: use only the first `limit` pooled samples
-
-# %% ../nbs/12_report.ipynb #40cf499e
-@dataclass
-class ReportModels:
-    "The models: architecture, symmetry-breaking schemes, training, and the seeds that are paired."
-    arch:str = 'mlp'
-    schemes:tuple = ('dense', 'wasym')
-    sigma_f:float = 1.0
-    width:float = 64          # MLP hidden width, ResNet-20 / VGG-11 width multiplier, or ViT embedding dimension
-    depth:int = 3             # MLP hidden layers
-    norm:str = None           # one of `models.NORMS`; None: the architecture's default
-    act:str = None            # one of `models.ACTS` (or 'leaky_relu:0.5'); None: the architecture's default
-    mask_seed:int = 0
-    epochs:int = 10
-    bs:int = 256
-    lr:float = 1e-3
-    wd:float = 1e-2
-    seeds:tuple = (0, 1, 2, 3, 4, 5)   # paired consecutively: three independent pairs
-    device:str = 'cpu'
-
-# %% ../nbs/12_report.ipynb #6e26d488
-@dataclass
-class ReportRun:
-    "What is measured and where it goes: alignment methods, the λ grid, LEWC's diagnostics, the output folder."
-    align:tuple = ('none',)
-    lams:int = 25
-    lewc:bool = True          # add LEWC's layerwise diagnostics of the first pair at λ = 1/2 (unaligned)
-    lewc_samples:int = 5000   # test samples they are streamed over
-    out:str = 'lmc_report'
-    from_dir:str = None       # evaluate the saved models of an earlier report instead of training
-    force:bool = False        # replace a report already in `out` (trained models that match are still reused)
-
-# %% ../nbs/12_report.ipynb #de67b5dc
-@dataclass
-class ReportConfig(ReportRun, ReportModels, ReportData):
-    "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
-    def __post_init__(self):
-        self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
-        _check_report(self)
-
-# %% ../nbs/12_report.ipynb #92288fd2
-def _check_report(c:ReportConfig):
-    "Refuse a report configuration that names something unknown or asks for an impossible size."
-    for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES), ('align', c.align, ALIGNERS),
-                         ('norm', [c.norm] if c.norm is not None else [], NORMS)):
-        bad = [v for v in val if v not in ok]
-        if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
-    if c.act is not None and not is_activation(c.act): raise ValueError(f"unknown act {c.act!r}; choose one of {list(ACTS)}, optionally 'name:value' ('leaky_relu:0.5')")
-    for key in ('schemes', 'align'):
-        if not getattr(c, key): raise ValueError(f"{key}: name at least one")
-    if c.data == 'coherence': raise ValueError("the coherence data set is a regression task; report needs a classification data set")
-    if len(c.seeds) < 2 or len(c.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(c.seeds)}")
-    if len(set(c.seeds)) != len(c.seeds): raise ValueError(f"seeds: repeated seeds in {list(c.seeds)}")
-    if c.lams < 3: raise ValueError("lams: need at least 3 points on the path")
-    for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
-        if not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
-    if c.arch in ('mlp', 'vit') and c.width != int(c.width): raise ValueError(f"width: {c.arch} needs a whole number, got {c.width}")
-    if c.limit is not None and c.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {c.limit}")
+__all__ = ['model_config', 'data_key', 'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
 
 # %% ../nbs/12_report.ipynb #4a509f63
 def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:

@@ -4,9 +4,8 @@
 
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
-import copy, json, math, time, warnings
+import copy, json, math, time
 from dataclasses import dataclass, asdict
-from pathlib import Path
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
@@ -16,11 +15,11 @@ from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
 from .checkpoint import find_checkpoint, save_model, write_dir_atomic
-from .nnutil import eval_mode, has_batchnorm
+from .nnutil import eval_mode, has_batchnorm, autocast_for
 
 # %% auto #0
-__all__ = ['init_model', 'TrainConfig', 'lr_at', 'native_bf16', 'autocast_for', 'loss_kind', 'batch_loss', 'evaluate',
-           'NonFiniteLoss', 'make_optimizer', 'resumable', 'train', 'train_many']
+__all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
+           'resumable', 'train', 'train_many']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -67,25 +66,6 @@ def lr_at(cfg:TrainConfig, step:int, steps_per_epoch:int)->float:
         w = cfg.warmup_epochs if cfg.warmup != 'none' else 0
         return 0.5 * cfg.lr * (1 + math.cos(math.pi * min(1., (ep - w) / max(total - w, 1e-9))))
     return cfg.lr
-
-# %% ../nbs/03_train.ipynb #da664dc7
-def native_bf16(device='cpu')->bool:
-    "Does `device` multiply bfloat16 natively (CUDA with bf16 support; a CPU with the amx_bf16 or avx512_bf16 flag)?"
-    dev = torch.device(device)
-    if dev.type == 'cuda': return torch.cuda.is_bf16_supported()
-    try: flags = Path('/proc/cpuinfo').read_text()
-    except OSError: return False
-    return any(f in flags.split() for f in ('amx_bf16', 'avx512_bf16'))
-
-_warned_bf16 = set()
-def autocast_for(amp:str, dev)->torch.autocast:
-    "The autocast context of `amp` ('none' | 'bf16', as `TrainConfig.amp`) on `dev`; warns once per device type when bf16 would be emulated."
-    if amp not in ('none', 'bf16'): raise ValueError(f"amp={amp!r}; choose one of ['none', 'bf16']")
-    dev = torch.device(dev)
-    if amp == 'bf16' and not native_bf16(dev) and dev.type not in _warned_bf16:
-        _warned_bf16.add(dev.type)
-        warnings.warn(f"amp='bf16' on a {dev.type} without bf16 units: bfloat16 is emulated here and is slower than float32", RuntimeWarning)
-    return torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp == 'bf16')
 
 # %% ../nbs/03_train.ipynb #0ccf80af
 def loss_kind(cfg_loss:str, data:Splits=None)->str:

@@ -20,12 +20,12 @@ from .archs import model_for, ASYM_ARCHS
 from .asym import SCHEMES
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
 from .checkpoint import save_model, write_atomic
-from .nnutil import has_batchnorm
+from .nnutil import has_batchnorm, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
 
 # %% auto #0
 __all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'load_grid', 'check_grid_values', 'expand_grid', 'run_id',
            'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo', 'zoo_rows',
-           'write_table', 'sweep', 'mean_ci']
+           'write_table', 'sweep']
 
 # %% ../nbs/07_zoo.ipynb #6b05ae06
 ZOO_FORMAT = 1
@@ -316,14 +316,3 @@ def sweep(grid, # a dict, or a JSON / YAML file
     for c in busy: run_one(root, c, threads, wait=True); bar.update(1); write_table(root)   # wait for it; train what it left
     bar.close(); write_table(root)
     return zoo_rows(root)
-
-# %% ../nbs/07_zoo.ipynb #695223b5
-def mean_ci(xs:list, level:float=0.95)->dict:
-    "Mean, standard deviation and Student-t confidence interval of `xs`."
-    from scipy.stats import t
-    x = torch.tensor(xs, dtype=torch.float64); n = len(x)
-    if n == 0: raise ValueError("mean_ci: no values")
-    m = float(x.mean())
-    if n == 1: return dict(mean=m, std=None, ci_low=None, ci_high=None, n=1)      # one value: no spread to report
-    sd = float(x.std()); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
-    return dict(mean=m, std=sd, ci_low=m - h, ci_high=m + h, n=n)
