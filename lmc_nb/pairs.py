@@ -13,7 +13,8 @@ from .interp import lmc_curve
 from .asym import dense_twin
 from .match import align_weights, align_activations
 from .ste import align_ste
-from .zoo import GRID_DEFAULTS, open_zoo, zoo_rows, zoo_lock, run_data
+from .zoo import open_zoo, zoo_rows, zoo_lock, run_data
+from .grid import GRID_DEFAULTS
 from .nnutil import mean_ci
 
 # %% auto #0

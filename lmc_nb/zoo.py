@@ -5,7 +5,7 @@
 # %% ../nbs/07_zoo.ipynb #c40e3a31
 from __future__ import annotations
 import importlib.util
-import csv, ctypes, hashlib, importlib, io, itertools, json, math, os, shutil, signal, socket, time, traceback
+import csv, ctypes, hashlib, importlib, io, json, os, shutil, signal, socket, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 import multiprocessing as mp
@@ -13,73 +13,19 @@ import torch
 from tqdm.auto import tqdm
 from filelock import FileLock, Timeout
 import lmc_nb
-from .data import load_data, DATASETS
-from .models import NORMS, ACTS
-from .nnutil import is_activation
-from .archs import model_for, ASYM_ARCHS
-from .asym import SCHEMES
+from .data import load_data
+from .archs import model_for
+from .grid import GRID_DEFAULTS, expand_grid, run_id   # grids: `07_grid`
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
 from .checkpoint import save_model, write_atomic
 from .nnutil import has_batchnorm, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
 
 # %% auto #0
-__all__ = ['ZOO_FORMAT', 'GRID_DEFAULTS', 'GRID_RULES', 'BACKENDS', 'load_grid', 'check_grid_values', 'expand_grid', 'run_id',
-           'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo', 'zoo_rows',
-           'write_table', 'sweep']
+__all__ = ['ZOO_FORMAT', 'BACKENDS', 'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo',
+           'zoo_rows', 'write_table', 'sweep']
 
-# %% ../nbs/07_zoo.ipynb #6b05ae06
+# %% ../nbs/07_zoo.ipynb #c2edbc40
 ZOO_FORMAT = 1
-GRID_DEFAULTS = dict(arch='mlp', scheme='dense', sigma_f=1.0, width=64, depth=3, norm=None, act=None, data='gmm', k=8, n=50_000, limit=None,
-                     epochs=10, bs=256, lr=1e-3, wd=1e-2, mask_seed=0, seed=0)
-
-# %% ../nbs/07_zoo.ipynb #4ae32d3f
-def load_grid(src)->dict:
-    "A grid from a dict, or a JSON / YAML file (which must map keys to values)."
-    if isinstance(src, dict): return dict(src)
-    p = Path(src)
-    if not p.exists(): raise FileNotFoundError(f"grid file {p} not found")
-    if p.suffix in ('.yaml', '.yml'):
-        import yaml
-        g = yaml.safe_load(p.read_text())
-    else: g = json.loads(p.read_text())
-    if not isinstance(g, dict): raise ValueError(f"grid file {p}: expected a mapping of keys to values, got a {type(g).__name__}")
-    return g
-
-_int = lambda v, lo: isinstance(v, int) and not isinstance(v, bool) and v >= lo
-_num = lambda v, lo: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
-GRID_RULES = {'arch': (lambda v: v in ASYM_ARCHS, f"one of {list(ASYM_ARCHS)} (the asymmetric-layer architectures the zoo trains)"),
-              'scheme': (lambda v: v in SCHEMES, f"one of {list(SCHEMES)}"), 'data': (lambda v: v in DATASETS, f"one of {list(DATASETS)}"),
-              'norm': (lambda v: v is None or v in NORMS, f"null or one of {list(NORMS)}"), 'act': (lambda v: v is None or is_activation(v), f"null or one of {list(ACTS)} (optionally 'name:value', e.g. 'leaky_relu:0.5')"),
-              'sigma_f': (lambda v: _num(v, 0), "a number >= 0"), 'lr': (lambda v: _num(v, 0) and v > 0, "a number > 0 (YAML reads 1e-3 as text: write 1.0e-3)"),
-              'wd': (lambda v: _num(v, 0), "a number >= 0"), 'limit': (lambda v: v is None or _int(v, 1), "null or an integer >= 1"),
-              **{k: (lambda v: _int(v, 1), "an integer >= 1") for k in ('width', 'depth', 'k', 'n', 'epochs', 'bs')},
-              **{k: (lambda v: _int(v, 0), "an integer >= 0") for k in ('mask_seed', 'seed')}}
-
-# %% ../nbs/07_zoo.ipynb #43e482bd
-def check_grid_values(vals:dict):
-    "Refuse, before any run starts, every value no run could train with — all of them in one message, naming key and value."
-    errs = [f"{k} = {v!r} must be {GRID_RULES[k][1]}" for k, vs in vals.items() for v in vs if not GRID_RULES[k][0](v)]
-    if errs: raise ValueError("grid: " + "; ".join(errs))
-
-# %% ../nbs/07_zoo.ipynb #8ab28bbe
-def expand_grid(grid)->list:
-    "The runs of a grid: every combination of its values, with defaults for the keys it does not name."
-    grid = {k: v for k, v in load_grid(grid).items() if not str(k).startswith('_')}   # `_comment`-style keys are notes
-    if not grid: raise ValueError("empty grid: name at least one key")
-    bad = sorted(set(grid) - set(GRID_DEFAULTS))
-    if bad: raise ValueError(f"unknown grid key(s) {bad}; the keys are {sorted(GRID_DEFAULTS)}")
-    vals = {k: v if isinstance(v, (list, tuple)) else [v] for k, v in grid.items()}
-    empty = [k for k, v in vals.items() if len(v) == 0]
-    if empty: raise ValueError(f"empty grid: {empty} have no values")
-    check_grid_values(vals)
-    keys = list(vals)
-    return [{**GRID_DEFAULTS, **dict(zip(keys, combo))} for combo in itertools.product(*(vals[k] for k in keys))]
-
-# %% ../nbs/07_zoo.ipynb #4a67ce90
-def run_id(cfg:dict)->str:
-    "A readable, stable id of a run configuration."
-    h = hashlib.sha1(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:10]
-    return f"{cfg['arch']}-{cfg['scheme']}-w{cfg['width']}-s{cfg['seed']}-{h}"
 
 # %% ../nbs/07_zoo.ipynb #f641261d
 def _atomic_text(path:Path, text:str): write_atomic(path, lambda f: f.write_text(text))
