@@ -18,7 +18,7 @@ def reindexed_geometry(layer:nn.Module, sub:Subspace, # the layer and its input 
                        bias:bool=True)->Geometry:
     "Geometry of (id, τ)·H on P_τ X (NI eq. 7, 126): the same coefficients a_i, centers F P_τ U, Gram matrices (P_τU)ᵀ Diag(d_i)² P_τU."
     geo = geometry(layer, sub, bias)
-    F, D, _ = layer_parts(layer, bias)                                      # (m, d + 1) with the bias column
+    F, D, _ = layer_parts(layer, bias)                                      # (m, d), with `bias` one more column
     tau = torch.as_tensor(tau, dtype=torch.long)
     d_in = F.shape[1] - int(geo.bias)
     if tau.shape != (d_in,) or not torch.equal(tau.sort().values, torch.arange(d_in)):
