@@ -5,7 +5,7 @@
 # %% ../nbs/07_zoo.ipynb #c40e3a31
 from __future__ import annotations
 import importlib.util
-import csv, ctypes, hashlib, importlib, io, json, os, shutil, signal, socket, time, traceback
+import csv, hashlib, importlib, io, json, os, shutil, socket, time, traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 import multiprocessing as mp
@@ -18,6 +18,7 @@ from .archs import model_for
 from .grid import GRID_DEFAULTS, expand_grid, run_id   # grids: `07_grid`
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
 from .checkpoint import save_model, write_atomic
+from .procs import die_with_parent, proc_table, proc_tree, start_reaper   # workers die with the driver: `07_procs`
 from .nnutil import has_batchnorm, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
 
 # %% auto #0
@@ -196,16 +197,10 @@ def _sweep_vectorised(root:Path, todo:list, done, workers:int, threads:int, addr
     for g in groups.values():
         for c, r in zip(g, _run_group(root, g, threads)): done(c, r)
 
-def _die_with_parent(parent:int):
-    "Process-pool initializer: the worker is killed when the sweep's driver dies, even by SIGKILL (Linux's PR_SET_PDEATHSIG)."
-    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-    except (OSError, AttributeError): pass                 # elsewhere a worker finishes its run, then exits with the closed queue
-    if os.getppid() != parent: os._exit(1)                 # the driver died before the line above took effect
-
 def _sweep_process(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
     "A local pool of `workers` spawned processes, which die with the driver."
-    mod = importlib.import_module('lmc_nb.zoo')          # by module, so that spawned workers can import what they run
-    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=mod._die_with_parent, initargs=(os.getpid(),)) as ex:
+    mod = importlib.import_module('lmc_nb.zoo')          # by module, so that spawned workers can import what they run (die_with_parent: `07_procs`)
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn'), initializer=mod.die_with_parent, initargs=(os.getpid(),)) as ex:
         futs = {ex.submit(mod.run_one, str(root), c, threads): c for c in todo}
         for f in as_completed(futs): done(futs[f], f.result())
 
@@ -227,13 +222,25 @@ def _check_ray_token(ray):
     if get_authentication_mode() != AuthenticationMode.TOKEN:
         ray.shutdown(); raise ValueError("the local Ray cluster came up without token authentication; it was shut down")
 
+def _ray_start(ray, address:str, workers:int, threads:int, tries:int=3):
+    "`ray.init`; a local start that times out is shut down and tried again (Ray 2.60 gives its raylet a fixed 30 s: short on a busy machine)."
+    for _ in range(tries):
+        try: return ray.init(address=address, include_dashboard=False, log_to_driver=False, **({} if address else _ray_local_options(workers, threads)))
+        except Exception as e:
+            if address or 'timed out during startup' not in str(e): raise
+            ray.shutdown()
+    raise ValueError(f"the local Ray cluster did not start in {tries} tries (Ray waits 30 s for its raylet; is the machine busy?): "
+                     "try again, use backend='process', or start a cluster yourself and pass address='auto'")
+
 def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str=None):
-    "One Ray task per run, on a running cluster (`address='auto'`) or a local one (loopback address, token authentication)."
+    "One Ray task per run, on a running cluster (`address='auto'`) or a local one (loopback address, token authentication, reaped with the driver)."
     try: import ray
     except ImportError: raise ValueError("the ray backend needs Ray: pip install 'ray>=2.9' (or pip install -e '.[ray]')") from None
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, **({} if address else _ray_local_options(workers, threads)))
-        if not address: _check_ray_token(ray)
+        before = proc_tree(proc_table(), os.getpid())
+        _ray_start(ray, address, workers, threads)
+        if not address:                                    # a local cluster: its processes die with this one (`07_procs`)
+            _check_ray_token(ray); start_reaper({p: s for p, s in proc_tree(proc_table(), os.getpid()).items() if p not in before})
     task = ray.remote(num_cpus=threads)(importlib.import_module('lmc_nb.zoo').run_one)
     pending = {task.remote(str(root), c, threads): c for c in todo}
     while pending:
