@@ -4,7 +4,7 @@
 
 # %% ../nbs/02c_checkpoint.ipynb #34ec95df
 from __future__ import annotations
-import json, os, shutil, tempfile
+import dataclasses, hashlib, json, os, shutil, tempfile
 from pathlib import Path
 import torch
 from torch import nn
@@ -13,7 +13,7 @@ from .archs import build_model
 
 # %% auto #0
 __all__ = ['write_atomic', 'write_dir_atomic', 'find_checkpoint', 'resolve_checkpoint', 'state_tensors', 'save_model',
-           'load_model']
+           'load_model', 'recipe_key']
 
 # %% ../nbs/02c_checkpoint.ipynb #0ac88896
 def write_atomic(path, write)->Path:
@@ -102,3 +102,12 @@ def _check_shapes(path:Path, want:dict):
         if want.get(k) != have.get(k):
             raise ValueError(f"{path}: config.json and model.safetensors disagree at {k!r}: the config builds {want.get(k, 'nothing')}, "
                              f"the file holds {have.get(k, 'nothing')}")
+
+# %% ../nbs/02c_checkpoint.ipynb #32e87b9e
+def _jsonable(o):
+    if dataclasses.is_dataclass(o) and not isinstance(o, type): return dataclasses.asdict(o)
+    raise TypeError(f"recipe_key: cannot key a {type(o).__name__} ({o!r:.60}); pass its settings as a dict, list, number or string")
+
+def recipe_key(*parts, n:int=10)->str:
+    "A short stable hash of everything that determines a cached result: JSON values and dataclasses (by their fields)."
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=_jsonable).encode()).hexdigest()[:n]
