@@ -110,7 +110,7 @@ def _sweep_args(w):
     w.add_argument('--backend', default='sequential', help='sequential | process | vectorised | ray')
     w.add_argument('--workers', type=_positive(int), default=2, help='parallel runs for process / ray')
     w.add_argument('--threads', type=_positive(int), default=1, help='threads per run (same on every backend)')
-    w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one")
+    w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one (token authentication; it dies with this command)")
     w.add_argument('--quiet', action='store_true', help='no progress bars')
 
 def _pairs_args(q):
