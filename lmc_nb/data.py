@@ -109,7 +109,9 @@ def flip_crop(xb:Tensor, # (B, C, H, W) images
     rows = (oy[:, None] + torch.arange(H, device=dev))[:, :, None]   # (B, H, 1)
     cols = (ox[:, None] + torch.arange(W, device=dev))[:, None, :]   # (B, 1, W)
     out = xp.permute(0, 2, 3, 1)[torch.arange(B, device=dev)[:, None, None], rows, cols]  # (B, H, W, C)
-    return out.permute(0, 3, 1, 2).contiguous()
+    # a fresh NCHW copy: for C = 1 the permuted view counts as contiguous *and* channels-last (strides (HW, 1, W, 1)), and
+    # torch 2.13's oneDNN convolution backward then picks channels-last and crashes for some layer shapes (measured)
+    return out.permute(0, 3, 1, 2).clone(memory_format=torch.contiguous_format)
 
 # %% ../nbs/00_data.ipynb #5f42fc19
 def _orthogonal(n:int, gen:torch.Generator, m:int=None)->Tensor:
