@@ -11,9 +11,16 @@ import torch
 from torch import Tensor
 
 # %% auto #0
-__all__ = ['DEBIAN_FMNIST', 'DATASETS', 'Data', 'Splits', 'random_split', 'channel_stats', 'normalize', 'Loader', 'flip_crop',
-           'gmm_params', 'gaussian_mixture', 'coherence_frame', 'coherence_data', 'data_root', 'read_idx', 'image_data',
-           'load_data']
+__all__ = ['DEBIAN_FMNIST', 'DATASETS', 'plain_strides', 'Data', 'Splits', 'random_split', 'channel_stats', 'normalize', 'Loader',
+           'flip_crop', 'gmm_params', 'gaussian_mixture', 'coherence_frame', 'coherence_data', 'data_root', 'read_idx',
+           'image_data', 'load_data']
+
+# %% ../nbs/00_data.ipynb #569dada6
+def plain_strides(shape)->tuple:
+    "The strides of a freshly allocated row-major tensor of `shape` (size-1 dimensions included, unlike `is_contiguous`)."
+    out, acc = [], 1
+    for s in reversed(tuple(shape)): out.append(acc); acc *= max(s, 1)
+    return tuple(reversed(out))
 
 # %% ../nbs/00_data.ipynb #010e9153
 @dataclass
@@ -24,6 +31,8 @@ class Data:
     def __post_init__(self):
         if len(self.X) != len(self.y):
             raise ValueError(f"Data: X has {len(self.X)} samples but y has {len(self.y)}")
+        if self.X.dim() in (4, 5) and self.X.stride() != plain_strides(self.X.shape):   # e.g. a permuted NHWC array:
+            self.X = self.X.clone(memory_format=torch.contiguous_format)            # one copy into plain NC(D)HW strides
     def __len__(self): return len(self.X)
     def __getitem__(self, idx): return Data(self.X[idx], self.y[idx])
     def to(self, device): return Data(self.X.to(device), self.y.to(device))
