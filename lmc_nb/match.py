@@ -24,15 +24,17 @@ __all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weig
 def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
     "numpy `Axis.to_front`."
     w = np.moveaxis(w, e.axis, 0)
+    if e.span is not None: w = w[e.span[0]:e.span[1]]
     if e.view is not None: w = np.moveaxis(w.reshape(*e.view, *w.shape[1:]), e.sub, 0)
     return w.reshape(w.shape[0], -1)
 
 # %% ../nbs/06a_match.ipynb #9e93ece6
 def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
     "numpy `Axis.permute`."
-    if e.view is None: return np.take(w, p, axis=e.axis)
-    u = np.moveaxis(w, e.axis, 0); shp = u.shape
-    return np.moveaxis(np.take(u.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp), 0, e.axis)
+    if e.view is None and e.span is None: return np.take(w, p, axis=e.axis)
+    u = np.moveaxis(w, e.axis, 0).copy(); a, b = e.span or (0, len(u)); blk = u[a:b]; shp = blk.shape
+    u[a:b] = np.take(blk, p, axis=0) if e.view is None else np.take(blk.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp)
+    return np.moveaxis(u, 0, e.axis)
 
 # %% ../nbs/06a_match.ipynb #0a8f5a66
 def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
@@ -83,7 +85,7 @@ class _Scores:
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
         self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}
         self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
-        self.width = {(g, e): sa[e.tensor].numel() // self.sizes[g] for g, e in ents}   # columns of the entry's (n, -1) matrix
+        self.width = {(g, e): self.Am[g, e].shape[1] for g, e in ents}                  # columns of the entry's (n, -1) matrix
         self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
         self.fixed = {g: self._fixed(g) for g in self.sizes}                  # B is unpermuted here
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
@@ -106,9 +108,9 @@ class _Scores:
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
     "(h, columns per unit) if entry (g, e)'s columns are the units of one other group h in blocks of consecutive columns, else None."
-    if len(others) != 1 or others[0] == g or e.view is not None: return None
+    if len(others) != 1 or others[0] == g or e.view is not None or e.span is not None: return None
     h = others[0]; f = next(f for k, f in bt[e.tensor] if k == h)
-    if f.view is not None or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
+    if f.view is not None or f.span is not None or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
     return h, width // sizes[h]
 
 def _columns(units:Tensor, bs:int)->Tensor: return units if bs == 1 else (units[:, None] * bs + torch.arange(bs, device=units.device)).flatten()

@@ -13,8 +13,8 @@ from .asym import SigmaAsym
 
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'GaussianRBF', 'Cube', 'parse_activation',
-           'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'batches', 'native_bf16', 'autocast_for',
-           'mean_ci']
+           'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'call_model', 'model_outputs', 'batches',
+           'native_bf16', 'autocast_for', 'mean_ci']
 
 # %% ../nbs/01a_nnutil.ipynb #910a5e03
 class GaussianRBF(nn.Module):
@@ -79,6 +79,23 @@ def eval_mode(*models:nn.Module):
         yield models[0] if len(models) == 1 else models
     finally:
         for m, w in zip(models, was): m.train(w)
+
+# %% ../nbs/01a_nnutil.ipynb #6ea1eca5
+def call_model(model:nn.Module, x):
+    "`model(x)` for one tensor, `model(*x)` for a tuple or list, `model(**x)` for a dict of keyword arguments."
+    if isinstance(x, dict): return model(**x)
+    if isinstance(x, (tuple, list)): return model(*x)
+    return model(x)
+
+def model_outputs(out)->list:
+    "The tensors that define a model's function: `logits` (or `last_hidden_state`) of a Hugging Face output, else every tensor in `out`."
+    from torch.utils._pytree import tree_flatten
+    if isinstance(out, Tensor): return [out]
+    if hasattr(out, 'keys'):
+        for k in ('logits', 'last_hidden_state'):
+            if k in out.keys() and isinstance(out[k], Tensor): return [out[k]]
+        out = [out[k] for k in out.keys()]
+    return [t for t in tree_flatten(out)[0] if isinstance(t, Tensor)]
 
 # %% ../nbs/01a_nnutil.ipynb #75584c8e
 def batches(X:Tensor, bs:int, *more:Tensor):

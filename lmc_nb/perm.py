@@ -15,31 +15,38 @@ except ImportError: _lapjv = None
 from fastcore.basics import patch
 from .asym import dense_twin
 from .interp import effective_state_dict
+from .nnutil import call_model, model_outputs
+from torch.func import functional_call
 
 # %% auto #0
 __all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
-           'permute_model', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
+           'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
 class Axis:
-    "One permuted axis of a tensor: `tensor`'s `axis`, viewed as `view` and permuted along `view[sub]` if `view` is set."
+    "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set."
     tensor:str
     axis:int
     view:tuple = None
     sub:int = 0
+    span:tuple = None   # (start, stop): a block of the axis (one part of a concatenation)
     def size(self, t:Tensor)->int:
-        return t.shape[self.axis] if self.view is None else self.view[self.sub]
+        if self.view is not None: return self.view[self.sub]
+        return t.shape[self.axis] if self.span is None else self.span[1] - self.span[0]
+    def _block(self, u:Tensor)->Tensor: return u if self.span is None else u[self.span[0]:self.span[1]]
     def to_front(self, t:Tensor)->Tensor:
         "`t` as an (n, -1) matrix with the permuted units as rows."
-        t = t.movedim(self.axis, 0)
+        t = self._block(t.movedim(self.axis, 0))
         if self.view is not None: t = t.reshape(*self.view, *t.shape[1:]).movedim(self.sub, 0)
         return t.reshape(t.shape[0], -1)
     def permute(self, t:Tensor, p:Tensor)->Tensor:
         "`t` with this axis reordered by `p`."
-        if self.view is None: return t.index_select(self.axis, p)
-        u = t.movedim(self.axis, 0); shp = u.shape
-        return u.reshape(*self.view, *shp[1:]).index_select(self.sub, p).reshape(shp).movedim(0, self.axis)
+        if self.view is None and self.span is None: return t.index_select(self.axis, p)
+        u = t.movedim(self.axis, 0); b = self._block(u); shp = b.shape
+        b = b.index_select(0, p) if self.view is None else b.reshape(*self.view, *shp[1:]).index_select(self.sub, p).reshape(shp)
+        if self.span is not None: b = torch.cat([u[:self.span[0]], b, u[self.span[1]:]])
+        return b.movedim(0, self.axis)
 
 # %% ../nbs/06_perm.ipynb #873e5df7
 class PermSpec:
@@ -66,9 +73,17 @@ def _axis_size(g:str, e:Axis, sd:dict)->int:
     if e.tensor not in sd: raise ValueError(f"perm spec: group {g!r} names tensor {e.tensor!r}, which the model does not have")
     t = sd[e.tensor]
     if not -t.ndim <= e.axis < t.ndim: raise ValueError(f"perm spec: {e.tensor!r} has {t.ndim} axes, group {g!r} names axis {e.axis}")
-    if e.view is not None and math.prod(e.view) != t.shape[e.axis]:
-        raise ValueError(f"perm spec: view {e.view} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
+    a, b = e.span if e.span is not None else (0, t.shape[e.axis])
+    if not 0 <= a < b <= t.shape[e.axis]: raise ValueError(f"perm spec: span {e.span} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
+    if e.view is not None and math.prod(e.view) != b - a:
+        raise ValueError(f"perm spec: view {e.view} does not fit axis {e.axis} of {e.tensor!r} (size {b - a})")
     return e.size(t)
+
+def _overlaps(e:Axis, f:Axis, n:int)->bool:
+    "Do two entries on one tensor axis permute some of the same units along the same direction?"
+    (a, b), (c, d) = e.span or (0, n), f.span or (0, n)
+    if b <= c or d <= a: return False                                   # disjoint blocks
+    return not ((a, b) == (c, d) and e.view == f.view and e.view is not None and e.sub != f.sub)   # two sub-axes of one view commute
 
 @patch
 def check(self:PermSpec, sd:dict)->dict:
@@ -78,8 +93,10 @@ def check(self:PermSpec, sd:dict)->dict:
         if not es: raise ValueError(f"perm spec: group {g!r} is empty")
         for e in es:
             n, key = _axis_size(g, e, sd), (e.tensor, e.axis % sd[e.tensor].ndim)
-            if key in seen: raise ValueError(f"perm spec: axis {key[1]} of {e.tensor!r} is counted twice (groups {seen[key]!r} and {g!r})")
-            seen[key] = g
+            for h, f in seen.get(key, []):
+                if _overlaps(e, f, sd[e.tensor].shape[key[1]]):
+                    raise ValueError(f"perm spec: axis {key[1]} of {e.tensor!r} is counted twice (groups {h!r} and {g!r})")
+            seen.setdefault(key, []).append((g, e))
             if sizes.setdefault(g, n) != n:
                 raise ValueError(f"perm spec: group {g!r} permutes {sizes[g]} units, but axis {e.axis} of {e.tensor!r} has {n}")
     return sizes
@@ -121,22 +138,35 @@ def permute_model(model:nn.Module, perms:dict, spec:PermSpec=None)->nn.Module:
     return twin.eval()
 
 @torch.no_grad()
-def check_spec(model:nn.Module, x:Tensor, spec:PermSpec=None, seed:int=0,
+def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a dict of keyword arguments (see `call_model`)
+                 spec:PermSpec=None, seed:int=0)->tuple:
+    "({group: relative change of the outputs when that group alone is permuted at random}, the output dtype)."
+    spec = spec or PermSpec.of(model)
+    twin, sd = dense_twin(model).eval(), effective_state_dict(model)
+    seen, tied = set(), set()                       # tied weights (one tensor under two names) are passed once
+    for k, t in twin.state_dict(keep_vars=True).items():
+        if id(t) in seen: tied.add(k)
+        seen.add(id(t))
+    args, kw = ((), x) if isinstance(x, dict) else (tuple(x) if isinstance(x, (tuple, list)) else (x,), None)
+    ref = model_outputs(call_model(twin, x)); scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
+    errs = {}
+    for g, p in random_perms(spec, sd, seed).items():
+        sdp = {k: v for k, v in apply_perm(spec, sd, {g: p}).items() if k not in tied}
+        out = model_outputs(functional_call(twin, sdp, args, kw))
+        errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
+    return errs, ref[0].dtype
+
+def check_spec(model:nn.Module, x, spec:PermSpec=None, seed:int=0,
                rtol:float=None, # default: 1000 × the output dtype's machine epsilon (1.2e-4 in float32); a missed axis changes outputs by O(1)
               )->float:
     "Check that every group of `spec` is a symmetry of `model` on inputs `x`; return the largest relative change."
-    spec = spec or PermSpec.of(model)
-    model = model.eval(); sd = effective_state_dict(model)
-    ref = model(x); scale = ref.abs().max().clamp_min(1e-12)
-    rtol = 1e3 * torch.finfo(ref.dtype).eps if rtol is None else rtol   # rounding of a reordered sum grows with depth and threads
-    worst = 0.
-    for g, p in random_perms(spec, sd, seed).items():
-        err = ((permute_model(model, {g: p}, spec)(x) - ref).abs().max() / scale).item()
+    errs, dtype = group_errors(model, x, spec, seed)
+    rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol   # rounding of a reordered sum grows with depth and threads
+    for g, err in errs.items():
         if err > rtol:
             raise ValueError(f"perm spec: permuting group {g!r} changes the network output (relative {err:.2e}); "
                              "the spec misses an axis permuted with it (a bias, a norm, the next layer's input, a residual branch?)")
-        worst = max(worst, err)
-    return worst
+    return max(errs.values(), default=0.)
 
 # %% ../nbs/06_perm.ipynb #b2d7498e
 def _check_scores(S:Tensor, who:str)->np.ndarray:
