@@ -17,12 +17,12 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'RULES', 'Space', 'find', 'fix', 'refine', 'leaves', 'unify', 'unify_prod', 'unify_sum', 'fresh', 'unify_axis',
-           'axis_size', 'fix_label', 'Tracer', 'r_unknown', 'r_factory', 'r_gather', 'r_transpose_', 'r_pointwise',
-           'r_same', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze', 'r_select',
-           'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax', 'r_mm', 'r_conv',
-           'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index', 'r_index_select',
-           'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_inplace_same', 'rule',
-           'trace_spaces', 'spec_from_labels', 'fixed_report', 'AutoSpec', 'auto_spec', 'same_spec']
+           'axis_size', 'fix_label', 'Tracer', 'r_unknown', 'r_factory', 'r_gather', 'r_pointwise', 'r_same', 'r_view',
+           'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze', 'r_select', 'r_slice', 'r_split',
+           'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm',
+           'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index', 'r_index_select', 'r_embedding', 'r_copy',
+           'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'rule', 'trace_spaces', 'spec_from_labels', 'fixed_report',
+           'AutoSpec', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06d_autospec.ipynb #7be75201
 class Space:
@@ -196,9 +196,6 @@ def r_gather(T, func, args, kwargs, out):
     for i in range(x.ndim):
         if i != d and x.shape[i] == idx.shape[i] and x.shape[i] != 1: unify_axis(lx[i], li[i], T.op)
     T.set(out, li)
-
-def r_transpose_(T, func, args, kwargs, out):
-    r_transpose(T, func, args, kwargs, out)
 
 def _bcast(T, ts:list, out:Tensor):
     "Broadcasting: trailing axes of equal size > 1 share spaces."
@@ -537,8 +534,6 @@ def r_restride(T, func, args, kwargs, out):
     x = args[0]
     if tuple(args[1]) == tuple(x.shape) and (isinstance(out, Tensor) and out.shape == x.shape): T.set(out, T.label(x))
     else: r_unknown(T, func, args, kwargs, out)
-
-def r_inplace_same(T, func, args, kwargs, out): pass
 
 # %% ../nbs/06d_autospec.ipynb #2129654a
 RULES = {}
