@@ -69,25 +69,30 @@ def state_tensors(model:nn.Module)->dict:
 
 # %% ../nbs/02c_checkpoint.ipynb #a0ab3cc8
 def save_model(model:nn.Module, path, meta:dict=None, extra_tensors:dict=None)->Path:
-    "Save `model` (safetensors) with its config and `meta` (JSON) to the folder `path`, atomically."
-    if not hasattr(model, 'config'): raise ValueError("save_model: the model has no `.config`; build it with `build_model`")
+    "Save `model` (safetensors) with its config (`None` for a model from outside, e.g. torchvision) and `meta` (JSON) to the folder `path`, atomically."
     def write(tmp):
         save_file(state_tensors(model), str(tmp / 'model.safetensors'))
         if extra_tensors: save_file({k: v.contiguous() for k, v in extra_tensors.items()}, str(tmp / 'train_state.safetensors'))
-        (tmp / 'config.json').write_text(json.dumps(dict(model=model.config, **(meta or {})), indent=1))
+        (tmp / 'config.json').write_text(json.dumps(dict(model=getattr(model, 'config', None), **(meta or {})), indent=1))
     return write_dir_atomic(path, write)
 
 # %% ../nbs/02c_checkpoint.ipynb #1b4cb9ea
-def load_model(path, device='cpu')->tuple:
+def load_model(path, device='cpu',
+               model:nn.Module=None, # for a model saved without a config (torchvision, HF, your own): an instance of its architecture, filled in place
+              )->tuple:
     "Load a model saved by `save_model`: returns `(model, meta)`."
     path = resolve_checkpoint(path)
     try: meta = json.loads((path / 'config.json').read_text())
     except json.JSONDecodeError as e: raise ValueError(f"{path / 'config.json'}: not valid JSON ({e})") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get('model'), dict):
+    if not isinstance(meta, dict) or 'model' not in meta:
         raise ValueError(f"{path / 'config.json'}: no 'model' entry (the architecture); was it written by save_model?")
-    with torch.device('meta'): skel = build_model(**meta['model'])          # shapes only: nothing allocated yet
-    _check_shapes(path, {k: tuple(v.shape) for k, v in skel.state_dict().items()})
-    model = build_model(**meta['model'])
+    if model is None:
+        if not isinstance(meta['model'], dict):
+            raise ValueError(f"{path}: saved from a model without a config (e.g. torchvision); pass model= (an instance of its architecture)")
+        with torch.device('meta'): model = build_model(**meta['model'])          # shapes only: nothing allocated yet
+        _check_shapes(path, {k: tuple(v.shape) for k, v in model.state_dict().items()})
+        model = build_model(**meta['model'])
+    else: _check_shapes(path, {k: tuple(v.shape) for k, v in model.state_dict().items()})
     model.load_state_dict(load_file(str(path / 'model.safetensors'), device=str(device)))
     return model.to(device), meta
 
@@ -100,7 +105,7 @@ def _check_shapes(path:Path, want:dict):
     except Exception as e: raise ValueError(f"{f}: not a readable safetensors file ({type(e).__name__}: {e})") from None
     for k in sorted(set(want) | set(have)):
         if want.get(k) != have.get(k):
-            raise ValueError(f"{path}: config.json and model.safetensors disagree at {k!r}: the config builds {want.get(k, 'nothing')}, "
+            raise ValueError(f"{path}: the architecture and model.safetensors disagree at {k!r}: the architecture has {want.get(k, 'nothing')}, "
                              f"the file holds {have.get(k, 'nothing')}")
 
 # %% ../nbs/02c_checkpoint.ipynb #32e87b9e

@@ -180,6 +180,48 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2, sol
             if gain == 0 or gain <= tol * abs(obj): return True
     return False
 
+# %% ../nbs/06a_match.ipynb #5dee87f0
+def _product_siblings(m:_Scores)->dict:
+    "Block group g → [(its entry e viewed as (G, c) with sub 0, the group h permuting sub 1 of the same view)]."
+    bt, out = m.spec.by_tensor(), {}
+    for g, es in m.spec.groups.items():
+        for e in es:
+            if e.view is None or len(e.view) != 2 or e.sub != 0: continue
+            nd = m.A[e.tensor].ndim
+            h = next((k for k, f in bt[e.tensor] if f.sub == 1 and f.view == e.view and f.span == e.span and f.axis % nd == e.axis % nd), None)
+            if h is not None and h != g: out.setdefault(g, []).append((e, h))
+    return out
+
+def _pair_max(M:Tensor)->Tensor:
+    "R[a, b] = max over σ of Σ_i M[a, i, b, σ(i)]: one c × c assignment per block pair (eq. product)."
+    G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).cpu().numpy()
+    return torch.tensor([Mn[k][linear_sum_assignment(Mn[k], maximize=True)].sum() for k in range(G * G)], dtype=torch.float64).view(G, G)
+
+def _product_move(m:_Scores, g, sibs:list)->float:
+    "Solve block group g by eq. (product), then each sibling on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
+    groups = [g] + sorted({h for _, h in sibs})
+    touched = {e.tensor for k in groups for e in m.spec.groups[k]}
+    obj = lambda: sum(float(torch.dot(m.A[t].flatten().double(), m.Bp[t].flatten().double())) for t in touched)
+    before, old = obj(), {k: m.perms[k].clone() for k in groups}
+    inv, G, M = invert_perm(m.perms[g]), m.sizes[g], {}
+    relaxed = [e for e, _ in sibs]
+    S = m.fixed[g] + sum((m.entry(g, e, inv) for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed), torch.zeros(G, G, dtype=torch.float64, device=m.dev))
+    for e, h in sibs:
+        c = e.view[1]; Af = m.Am[g, e].reshape(G, c, -1).double()
+        Bf = e.to_front(m.Bp[e.tensor]).reshape(G, c, -1)[inv][:, invert_perm(m.perms[h])].double()   # B's own order on both sub-axes
+        M[h] = M.get(h, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
+    R = sum(_pair_max(Mh) for Mh in M.values())
+    m.assign(g, hungarian(S.cpu() + R).to(m.dev))
+    for h in groups[1:]: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
+    gain = obj() - before
+    if gain > 1e-9 * max(abs(before), 1): return gain
+    for k, p in old.items(): m.assign(k, p)                                   # not better: undo
+    return 0.
+
+def _product_moves(m:_Scores)->bool:
+    "One product move per block group; True if any raised the objective."
+    return sum(_product_move(m, g, sibs) for g, sibs in _product_siblings(m).items()) > 0
+
 # %% ../nbs/06a_match.ipynb #36156b5c
 def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
     "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
@@ -212,7 +254,11 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                 raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
             m.assign(g, p.to(m.dev))
     elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
-    if not _descend(m, max_iter, seed, tol, solved=solved):
+    converged = _descend(m, max_iter, seed, tol, solved=solved)
+    for _ in range(max_iter if converged else 0):                              # product groups (heads × dims, groups × channels): see eq. (product)
+        if not _product_moves(m): break
+        converged = _descend(m, max_iter, seed, tol)
+    if not converged:
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
     return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
 
