@@ -5,6 +5,7 @@
 # %% ../nbs/06d_autospec.ipynb #6bd691c8
 from __future__ import annotations
 import math, warnings
+from collections import Counter
 import torch
 from torch import nn, Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -21,8 +22,8 @@ __all__ = ['aten', 'RULES', 'Space', 'find', 'fix', 'refine', 'leaves', 'unify',
            'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze', 'r_select', 'r_slice', 'r_split',
            'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm',
            'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index', 'r_index_select', 'r_embedding', 'r_copy',
-           'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'rule', 'trace_spaces', 'spec_from_labels', 'fixed_report',
-           'AutoSpec', 'auto_spec', 'same_spec']
+           'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'rule', 'trace_spaces', 'spec_from_labels', 'feature_points',
+           'fixed_report', 'AutoSpec', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06d_autospec.ipynb #7be75201
 class Space:
@@ -124,6 +125,7 @@ class Tracer(TorchDispatchMode):
     def __init__(self, names:dict):
         super().__init__()
         self.names, self.lab, self.keep, self.where, self.unknown, self.const, self.ops = names, {}, [], [''], {}, set(), []
+        self.calls = []   # (module name, its first input tensor) for every call of a leaf module with a matrix weight
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -590,8 +592,11 @@ def trace_spaces(model:nn.Module, x)->tuple:
     tr = Tracer(named)
     for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
     hooks = []
+    def enter(m, a, n):
+        tr.where.append(n); w, ins = m._parameters.get('weight'), _tensors(a)
+        if w is not None and w.ndim >= 2 and ins: tr.calls.append((n, ins[0])); tr.keep.append(ins[0])
     for n, m in model.named_modules():
-        hooks.append(m.register_forward_pre_hook(lambda m, a, n=n: tr.where.append(n)))
+        hooks.append(m.register_forward_pre_hook(lambda m, a, n=n: enter(m, a, n)))
         hooks.append(m.register_forward_hook(lambda m, a, o: (tr.where.pop(), None)[1]))
     was = model.training; model.eval()
     try:
@@ -610,33 +615,56 @@ def trace_spaces(model:nn.Module, x)->tuple:
         tensors[n] = tr.lab[id(t)]
     return tr, tensors
 
-def spec_from_labels(tensors:dict)->tuple:
-    "group → [Axis] from each state-dict tensor's labels; and space → reason for every fixed space of a tensor axis."
+def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
+    "(leaf space, view, sub, span) for every free factor of one axis label; None if a direct sum sat inside a product (now fixed if `mark`: read again)."
+    facs = [l for s in ax for l in leaves(s)]
+    if not facs: return []
+    parts = _sum_parts(facs[0]) if len(facs) == 1 and facs[0].kind == 'sum' else [(None, None)]
+    out, again = [], False
+    for off, c in parts:
+        ls = facs if c is None else leaves(c)
+        if any(l.kind == 'sum' for l in ls):
+            if mark:
+                for l in ls: fix(l, f'a direct sum inside a product on {where} (not expressible as an Axis)')
+                again = True
+            continue
+        view = tuple(l.n for l in ls) if len(ls) > 1 else None
+        span = None if c is None or (off == 0 and c.n == axis_size(ax)) else (off, off + c.n)
+        out += [(find(l), view, j if view else 0, span) for j, l in enumerate(ls) if not find(l).fixed and l.n > 1]
+    return None if again else out
+
+def _spaces_to_groups(tensors:dict)->dict:
+    "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels."
     while True:
         groups, again = {}, False
         for n, lab in tensors.items():
             for i, ax in enumerate(lab):
-                facs = [l for s in ax for l in leaves(s)]
-                if not facs: continue
-                if len(facs) == 1 and facs[0].kind == 'sum':
-                    parts = _sum_parts(facs[0]); whole = None
-                else: parts = [(None, None)]
-                for off, c in parts:
-                    ls = facs if c is None else leaves(c)
-                    if any(l.kind == 'sum' for l in ls):
-                        for l in ls: fix(l, f'a direct sum inside a product on axis {i} of {n} (not expressible as an Axis)')
-                        again = True; continue
-                    view = tuple(l.n for l in ls) if len(ls) > 1 else None
-                    span = None if c is None or (off == 0 and c.n == axis_size(ax)) else (off, off + c.n)
-                    for j, l in enumerate(ls):
-                        l = find(l)
-                        if l.fixed or l.n == 1: continue
-                        groups.setdefault(id(l), (l, []))[1].append(Axis(n, i, view, j if view else 0, span))
+                parts = _axis_parts(ax, f'axis {i} of {n}')
+                if parts is None: again = True; continue
+                for l, view, sub, span in parts: groups.setdefault(id(l), []).append(Axis(n, i, view, sub, span))
         if not again: break
+    name = lambda e: f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + (f".{e.sub}" if e.view else '') + (f"@{e.span[0]}" if e.span else '')
+    return {k: (name(es[0]), es) for k, es in groups.items()}
+
+def spec_from_labels(tensors:dict)->dict:
+    "group → [Axis] from each state-dict tensor's labels (fixed spaces left out)."
+    return dict(_spaces_to_groups(tensors).values())
+
+def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
+    "group → observation points (`04_features`): the inputs of layers with a matrix weight that read the group's units, for layers called once."
+    calls, pts, seen = Counter(n for n, _ in tr.calls), {}, set()
+    for n, t in tr.calls:
+        lab = tr.lab.get(id(t))
+        if calls[n] > 1 or lab is None: continue                       # a layer called twice has no one input to capture
+        for i, ax in enumerate(lab):
+            for l, view, sub, span in _axis_parts(ax, '', mark=False) or []:
+                g = by_space.get(id(l), (None,))[0]
+                if g in keep and (g, id(t), i, sub, span) not in seen:     # q, k and v read one tensor: capture it once
+                    seen.add((g, id(t), i, sub, span)); pts.setdefault(g, []).append((n, 'in', view, i, sub, span))
     out = {}
-    for l, es in groups.values():
-        e = es[0]; name = f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + (f".{e.sub}" if e.view else '') + (f"@{e.span[0]}" if e.span else '')
-        out[name] = es
+    for g, ps in pts.items():                                          # one kind of point per group: the most common (view, sub)
+        kind = Counter((p[2], p[4]) for p in ps).most_common(1)[0][0]
+        out[g] = [p for p in ps if (p[2], p[4]) == kind]
     return out
 
 def fixed_report(tensors):
@@ -653,9 +681,14 @@ def fixed_report(tensors):
 
 # %% ../nbs/06d_autospec.ipynb #f9fc05f1
 class AutoSpec(PermSpec):
-    "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), and how far each group was checked (`errors`)."
-    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict):
-        super().__init__(groups); self.fixed, self.errors, self.unknown = fixed, errors, unknown
+    "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how far each group was checked (`errors`) and where its units are seen (`features`)."
+    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None):
+        super().__init__(groups); self.fixed, self.errors, self.unknown, self.features = fixed, errors, unknown, features or {}
+    def attach(self, model:nn.Module)->nn.Module:
+        "Make `model` declare this spec and its feature points (`perm_spec()`, `feature_spec()`), so every function that asks a model for them takes it as it is."
+        groups, feats = {g: list(es) for g, es in self.groups.items()}, dict(self.features)
+        model.perm_spec, model.feature_spec = (lambda: groups), (lambda: feats)
+        return model
     def __repr__(self):
         return (f"AutoSpec({len(self.groups)} groups, {sum(len(e) for e in self.groups.values())} entries; verified to "
                 f"{max(self.errors.values(), default=0):.1e}; fixed: {', '.join(f'{k} ({v})' for k, v in self.fixed.items()) or 'nothing'})")
@@ -674,7 +707,7 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     "Derive `model`'s permutation spec by tracing its ATen ops on `x`, and verify each group on `x` before returning it."
     twin = dense_twin(model)
     tr, tensors = trace_spaces(twin, x)
-    groups = spec_from_labels(tensors)
+    by_space = _spaces_to_groups(tensors); groups = dict(by_space.values())
     errs, dtype = group_errors(model, x, PermSpec(groups), seed) if groups else ({}, torch.float32)
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol
     bad = {g: e for g, e in errs.items() if not e <= rtol}
@@ -688,7 +721,7 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     keep = {g: es for g, es in groups.items() if g not in bad}
     fixed = fixed_report(tensors)
     if bad: fixed['dropped: not a symmetry on the example input'] = len(bad)
-    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown))
+    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)))
 
 # %% ../nbs/06d_autospec.ipynb #a8e8cbb5
 def same_spec(a:PermSpec, b:PermSpec)->bool:

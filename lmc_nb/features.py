@@ -11,25 +11,40 @@ from .data import Data, Loader
 from .nnutil import eval_mode
 
 # %% auto #0
-__all__ = ['unit_matrix', 'capture', 'CrossStats', 'feature_stats']
+__all__ = ['unit_matrix', 'point_units', 'capture', 'CrossStats', 'feature_stats']
 
 # %% ../nbs/04_features.ipynb #15d28433
-def unit_matrix(t:Tensor)->Tensor:
-    "Features as (samples, units): (N, C, H, W) → every pixel a sample; (N, ..., E) → every position a sample."
-    if t.ndim == 4: t = t.movedim(1, -1)
+def unit_matrix(t:Tensor,
+                axis:int=None, # the axis holding the units (default: 1 for (N, C, H, W), else the last)
+                span:tuple=None, # (start, stop): only these units of the axis (one block of a concatenation)
+               )->Tensor:
+    "Features as (samples, units): every other position (pixel, token) is a sample."
+    if axis is None: axis = 1 if t.ndim == 4 else -1
+    t = t.movedim(axis, -1)
+    if span is not None: t = t[..., span[0]:span[1]]
     return t.reshape(-1, t.shape[-1])
+
+def point_units(p:tuple, t:Tensor)->Tensor:
+    "The (samples, units) matrix of observation point `p` = (module, 'in' | 'out'[, view[, axis[, sub, span]]]) from its captured tensor `t`."
+    return unit_matrix(t, p[3] if len(p) > 3 else None, p[5] if len(p) > 5 else None)
 
 @contextmanager
 def capture(model:nn.Module, points:list):
-    "Record, during the forward passes inside the `with` block, the output ('out') or input ('in') of each `(module, kind)`."
-    store, hooks = {}, []
+    "Record, during the forward passes inside the `with` block, the output ('out') or input ('in') of each `(module, kind)`; a module run twice in one pass is refused."
+    store, hooks, seen = {}, [], set()
     mods = dict(model.named_modules())
+    def put(k, t):
+        if k in seen:
+            raise ValueError(f"capture: module {k[0]!r} ran more than once in one forward pass (one module reused, as torchvision's "
+                             f"BasicBlock reuses its `relu`), so its {k[1]!r} features are ambiguous; observe another module")
+        seen.add(k); store[k] = t
     try:
+        hooks.append(model.register_forward_pre_hook(lambda m, i: seen.clear()))   # runs before any submodule: a new pass
         for p in points:
             name, kind = p[0], p[1]
             if name not in mods: raise ValueError(f"capture: the model has no module {name!r}")
-            if kind == 'out': hooks.append(mods[name].register_forward_hook(lambda m, i, o, k=(name, kind): store.__setitem__(k, o)))
-            elif kind == 'in': hooks.append(mods[name].register_forward_pre_hook(lambda m, i, k=(name, kind): store.__setitem__(k, i[0])))
+            if kind == 'out': hooks.append(mods[name].register_forward_hook(lambda m, i, o, k=(name, kind): put(k, o)))
+            elif kind == 'in': hooks.append(mods[name].register_forward_pre_hook(lambda m, i, k=(name, kind): put(k, i[0])))
             else: raise ValueError(f"capture: kind must be 'out' or 'in', got {kind!r}")
         yield store
     finally:
@@ -82,11 +97,13 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
     stats, seen = {}, 0
     with eval_mode(A, B), capture(A, pts) as fa, capture(B, pts) as fb:
         for xb, _ in Loader(data, bs):
-            if max_samples is not None and seen >= max_samples: break
+            if max_samples is not None:
+                if seen >= max_samples: break
+                xb = xb[:max_samples - seen]                 # exactly the budget asked for
             A(xb); seen += len(xb)
             if B is not A: B(xb)                       # one forward fills both captures when B is A
             for gname, ps in groups.items():
-                a = torch.cat([unit_matrix(fa[(p[0], p[1])]) for p in ps])
-                b = torch.cat([unit_matrix(fb[(p[0], p[1])]) for p in ps])
+                a = torch.cat([point_units(p, fa[(p[0], p[1])]) for p in ps])
+                b = torch.cat([point_units(p, fb[(p[0], p[1])]) for p in ps])
                 stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device, cross)).update(a, b)
     return stats

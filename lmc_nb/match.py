@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_match.ipynb #6f9d6595
 from __future__ import annotations
-import warnings
+import math, warnings
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -271,35 +271,59 @@ def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Mo
     return permute_model(B, perms, spec)
 
 # %% ../nbs/06a_match.ipynb #48975497
-def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None)->dict:
-    "group → (m, m) score matrix: correlations of A's units with B's (heads: summed over matching dimensions)."
+def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None, full:dict=None)->dict:
+    "group → (m, m) score matrix: correlations of A's units with B's (heads: summed over matching dimensions); `full` collects the unreduced ones of viewed groups."
     if not hasattr(A, 'feature_spec'): raise ValueError(f"{type(A).__name__} declares no feature_spec(); activation matching needs one")
     fspec = A.feature_spec()
     out = {}
     for g, st in feature_stats(A, B, data, fspec, bs, max_samples).items():
         C = st.corr()
-        views = {p[2] if len(p) > 2 else None for p in fspec[g]}
+        views = {(p[2] if len(p) > 2 else None, p[4] if len(p) > 4 else 0) for p in fspec[g]}
         if len(views) != 1: raise ValueError(f"feature spec: group {g!r} mixes views {views}")
-        v = views.pop()
-        if v is not None:   # units are blocks (heads): sum the correlations of corresponding dimensions
-            h, d = v
-            C = C.view(h, d, h, d).diagonal(dim1=1, dim2=3).sum(-1)
+        v, sub = views.pop()
+        if v is not None:   # the group permutes one factor of a view (heads of heads × dims): sum the correlations over the other factors' matching units
+            pre, n, post = math.prod(v[:sub]), v[sub], math.prod(v[sub + 1:])
+            if full is not None: full[g] = (C, v, sub, tuple(sorted((p[0], p[1], p[3] if len(p) > 3 else None) for p in fspec[g])))
+            C = C.view(pre, n, post, pre, n, post).diagonal(dim1=0, dim2=3).diagonal(dim1=1, dim2=3).sum((-2, -1))
         out[g] = C
+    return out
+
+# %% ../nbs/06a_match.ipynb #5f2ca41f
+def _product_features(full:dict)->dict:
+    "Heads and the dimensions inside them, both observed at one point: solved jointly by eq. (product) on their correlations."
+    by_point, out = {}, {}
+    for g, (C, v, sub, key) in full.items(): by_point.setdefault((key, v), {})[sub] = (g, C)
+    for (key, v), subs in by_point.items():
+        if len(v) != 2 or set(subs) != {0, 1}: continue
+        (g0, C), (g1, _) = subs[0], subs[1]; h, d = v
+        C4 = C.view(h, d, h, d).double()
+        pi = hungarian(_pair_max(C4))
+        out[g0], out[g1] = pi, hungarian(C4[torch.arange(h), :, pi, :].sum(0))   # Σ_a C[a, i, π(a), j]
     return out
 
 # %% ../nbs/06a_match.ipynb #d3403fbb
 def activation_matching(A:nn.Module, B:nn.Module, # two models of one architecture
                         data:Data, # inputs to compute feature correlations on
                         bs:int=512, max_samples:int=None,
+                        spec:PermSpec=None, # default: A's; groups whose units no feature point shows are matched by their weights
                        )->dict: # group → permutation of B's units (apply to B to match A)
     "Permutations of `B`'s units that maximise the correlation of their features with `A`'s (one assignment per group)."
     check_compatible(A, B, effective=True)
-    return {g: hungarian(C) for g, C in _group_scores(A, B, data, bs, max_samples).items()}
+    full = {}
+    perms = {g: hungarian(C) for g, C in _group_scores(A, B, data, bs, max_samples, full).items()}
+    perms.update(_product_features(full))
+    spec = spec or (PermSpec.of(A) if hasattr(A, 'perm_spec') else None)
+    rest = [g for g in (spec.groups if spec else []) if g not in perms]
+    if rest:   # e.g. the dimensions q and k share inside a head, which no layer reads: weight matching, the other groups already aligned
+        sa = effective_state_dict(A)
+        more, _ = weight_matching(PermSpec({g: spec.groups[g] for g in rest}), sa, apply_perm(spec, effective_state_dict(B), perms))
+        perms.update(more)
+    return perms
 
 # %% ../nbs/06a_match.ipynb #4da119d6
 def align_activations(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
     "`B` permuted by activation matching onto `A` (a dense model computing B's function)."
-    return permute_model(B, activation_matching(A, B, data, **kwargs))
+    return permute_model(B, activation_matching(A, B, data, **kwargs), kwargs.get('spec') or PermSpec.of(A))
 
 # %% ../nbs/06a_match.ipynb #ded5a891
 def matching_objectives(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None)->dict:
