@@ -19,7 +19,7 @@ from .nnutil import has_batchnorm, batches
 
 # %% auto #0
 __all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'fit_temperature', 'ce_acc',
-           'calibrated_loss', 'reset_bn', 'Curve', 'path_outputs', 'lmc_curve']
+           'calibrated_loss', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers', 'lmc_curve']
 
 # %% ../nbs/05_interp.ipynb #e9399cd7
 def effective_state_dict(model:nn.Module)->dict:
@@ -174,6 +174,7 @@ class Curve:
     acc:list = None
     loss_calibrated:list = None
     temperature:list = None
+    ci:dict = None   # 95 % bootstrap intervals over the evaluation examples of the loss and accuracy barriers (`n_boot`)
     def barriers(self)->dict:
         "Loss, accuracy and calibrated-loss barriers (LEWC Def. 2.1) with their midpoint values."
         out = {}
@@ -274,12 +275,33 @@ def _check_finite(losses:Tensor, lams:Tensor):
                                    "check the data for NaN and the models' weights for overflow")
 
 # %% ../nbs/05_interp.ipynb #b08c76b2
-def _curve(out:Tensor, y:Tensor, lams:Tensor, loss:str, calibrate:bool, cal_frac:float, cal_seed:int)->Curve:
+def bootstrap_barriers(lams:Tensor, # (L,) grid from 0 to 1
+                       per_example:dict, # name → (L, n) per-example values along the path (e.g. 'loss', 'acc')
+                       n_boot:int=1000, seed:int=0, level:float=0.95)->dict:
+    "name → [low, high]: percentile bootstrap interval of each curve's barrier, resampling the n evaluation examples (accuracy: higher is better)."
+    lams = torch.as_tensor(lams, dtype=torch.float64); out = {}
+    n = next(iter(per_example.values())).shape[1]
+    gen = torch.Generator().manual_seed(seed)
+    counts = torch.zeros(n_boot, n, dtype=torch.float64).scatter_add_(1, torch.randint(0, n, (n_boot, n), generator=gen),
+                                                                   torch.ones(n_boot, n, dtype=torch.float64))
+    for k, v in per_example.items():
+        means = counts @ v.double().T / n                                          # (n_boot, L): each resample's curve
+        chord = (1 - lams) * means[:, :1] + lams * means[:, -1:]
+        b = ((chord - means) if k == 'acc' else (means - chord)).amax(1)
+        q = torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=torch.float64)
+        out[f'{k}_barrier'] = torch.quantile(b, q).tolist()
+    return out
+
+def _curve(out:Tensor, y:Tensor, lams:Tensor, loss:str, calibrate:bool, cal_frac:float, cal_seed:int, n_boot:int=0)->Curve:
     "The `Curve` of path outputs `out` (L, n, ...) against targets `y`: loss and accuracy per λ, and LEWC's calibrated loss; non-finite losses refused."
     if loss == 'ce':
         ce, acc = ce_acc(out, y)
         _check_finite(ce, lams)
         c = Curve(lams.tolist(), ce.tolist(), acc.tolist())
+        if n_boot:
+            L = len(lams)
+            per = Fn.cross_entropy(out.flatten(0, 1).float(), y.repeat(L), reduction='none').view(L, -1)
+            c.ci = bootstrap_barriers(lams, {'loss': per, 'acc': (out.argmax(-1) == y).double()}, n_boot, cal_seed)
         if calibrate:
             cal, T, _ = calibrated_loss(out, y, cal_frac, cal_seed)
             c.loss_calibrated, c.temperature = cal.tolist(), T.tolist()
@@ -301,9 +323,10 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
               calibrate:bool=True, # add LEWC's calibrated loss (classification)
               cal_frac:float=0.2, cal_seed:int=0,
               bs:int=None, # evaluation batch size (default: sized to the memory budget)
+              n_boot:int=0, # > 0: add 95 % bootstrap intervals of the barriers over the evaluation examples (`Curve.ci`)
              )->Curve:
     "Loss / accuracy / calibrated loss along the linear path between `A` and `B`."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
     out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs)
-    return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed)
+    return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed, n_boot)
