@@ -113,6 +113,34 @@ def _sweep_args(w):
     w.add_argument('--address', default=None, help="ray: 'auto' joins a running cluster; default starts a local one (token authentication; it dies with this command)")
     w.add_argument('--quiet', action='store_true', help='no progress bars')
 
+def _json_dict(s:str)->dict:
+    "An argparse type: a JSON object (for --model-kwargs)."
+    import json
+    try: v = json.loads(s)
+    except json.JSONDecodeError as e: raise argparse.ArgumentTypeError(f"not valid JSON ({e.msg}): {s!r}") from None
+    if not isinstance(v, dict): raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"num_classes\": 10}}', got {s!r}")
+    return v
+
+def _align_args(a):
+    "`lmc align`'s arguments."
+    a.add_argument('a', help='checkpoint A: a safetensors state dict (or a folder with model.safetensors)')
+    a.add_argument('b', help='checkpoint B, aligned onto A')
+    a.add_argument('--model', required=True, help="the architecture: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
+    a.add_argument('--model-kwargs', type=_json_dict, default={}, help='keyword arguments of the factory, as JSON (e.g. \'{"num_classes": 10}\')')
+    a.add_argument('--data', default='fashion-mnist', help='fashion-mnist | mnist | cifar10: the test split is evaluated, the training split feeds statistics')
+    a.add_argument('--root', default=None, help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
+    a.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
+    a.add_argument('--limit', type=_positive(int), default=None, help='use only the first N pooled samples (default: all)')
+    a.add_argument('--channels', type=_positive(int), default=None, help='repeat grey images to this many channels (e.g. 3 for an unmodified torchvision model)')
+    a.add_argument('--method', default='weight', help='comma-separated: weight, activation')
+    a.add_argument('--repair', action='store_true', help="add REPAIR along the first method's aligned path")
+    a.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
+    a.add_argument('--boot', type=int, default=1000, help='bootstrap resamples of the test examples for the intervals (0: none)')
+    a.add_argument('--stat-samples', type=_positive(int), default=5000, help='training samples for batch-norm reset, activation statistics and REPAIR')
+    a.add_argument('--out', default='lmc_align', help='output folder; refused if it already holds an alignment, unless --force')
+    a.add_argument('--force', action='store_true', help='replace the alignment in --out')
+    a.add_argument('--quiet', action='store_true', help='no progress bars')
+
 def _pairs_args(q):
     "`lmc pairs`' arguments."
     q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
@@ -130,9 +158,10 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
                                 epilog=_EXIT_CODES)
     p.add_argument('--version', action='version', version=f'lmc-nb {lmc_nb.__version__}')
     p.add_argument('--debug', action='store_true', help='show Python tracebacks instead of one-line errors')
-    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,sweep,pairs,bench}')
+    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,align,sweep,pairs,bench}')
     r = _sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES)
     if 'report' in argv: _report_args(r)
+    _align_args(_sub(sub, 'align', 'align checkpoint B of any model onto A (its symmetry derived and proved); barriers before and after', _EXIT_CODES))
     _sweep_args(_sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP))
     _pairs_args(_sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)'))
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
@@ -167,8 +196,19 @@ def _pairs_text(rows:list)->str:
     return '\n'.join('  '.join(x.ljust(n) for x, n in zip(line, w)).rstrip() for line in [head, ['-' * n for n in w]] + body)
 
 # %% ../nbs/12b_cli.ipynb #2ada9bc4
+def _align(a)->int:
+    from lmc_nb.align import run_align
+    if a.lams < 3: raise ValueError(f"--lams {a.lams}: need at least 3 points on the path")
+    if a.boot < 0: raise ValueError(f"--boot {a.boot}: need 0 (no intervals) or more resamples")
+    run_align(a.a, a.b, a.model, a.model_kwargs, a.data, a.root, a.download, a.limit, a.channels, _list(a.method), a.repair,
+              a.lams, a.boot, a.stat_samples, a.out, a.force, progress=not a.quiet)
+    print((Path(a.out) / 'align.md').read_text())
+    print(f"written to {Path(a.out).resolve()} (B_aligned_*.safetensors, perms_*.safetensors, align.json, align.md, curves.png)")
+    return 0
+
 def _run(a)->int:
     if a.cmd == 'report': return _report(a)
+    if a.cmd == 'align': return _align(a)
     if a.cmd == 'sweep':
         from lmc_nb.zoo import sweep
         rows = sweep(a.grid, a.root, a.backend, a.workers, a.threads, a.address, progress=not a.quiet)

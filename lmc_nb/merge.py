@@ -6,16 +6,17 @@
 from __future__ import annotations
 import torch
 from torch import nn
-from .data import Data
+from tqdm.auto import tqdm
+from .data import Data, Loader
 from .asym import dense_twin
 from .features import feature_stats
-from .interp import effective_state_dict, lerp, reset_bn, check_compatible
+from .interp import effective_state_dict, lerp, reset_bn, check_compatible, Curve, _curve
 from .nnutil import NORM_TYPES, has_batchnorm
 from .perm import PermSpec, apply_perm
 from .match import weight_matching, align_weights, align_activations
 
 # %% auto #0
-__all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'merge_models', 'merge_many']
+__all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_curve', 'merge_models', 'merge_many']
 
 # %% ../nbs/06b_merge.ipynb #2caa1206
 def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
@@ -58,6 +59,21 @@ def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max
             if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
             m.bias.sub_(mu_m).mul_(s).add_(mu_t)
     return merged.eval()
+
+# %% ../nbs/06b_merge.ipynb #b72f4c4d
+@torch.no_grad()
+def repair_curve(A:nn.Module, B:nn.Module, # two models, B aligned to A
+                 data:Data, # evaluation set (classification)
+                 stat_data:Data, # data REPAIR estimates the moments on
+                 lams=11, # number of evenly spaced λ in [0, 1], or the grid itself
+                 max_samples:int=2000, n_boot:int=0, progress:bool=False)->Curve:
+    "Loss and accuracy along the path with REPAIR applied at every λ (one merged model per λ, corrected, then evaluated)."
+    lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
+    outs = []
+    for lam in tqdm(lams.tolist(), desc='repair', disable=not progress, leave=False):
+        m = repair(merged_model(A, B, lam), A, B, lam, stat_data, max_samples)
+        outs.append(torch.cat([m(xb) for xb, _ in Loader(data, 1024)]))
+    return _curve(torch.stack(outs), data.y, lams, 'ce', False, 0.2, 0, n_boot)
 
 # %% ../nbs/06b_merge.ipynb #eb6d690d
 def _mean_sd(sds:list)->dict:
