@@ -15,12 +15,14 @@ from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, apply_perm, random_perms, invert_perm, lap_backend
 from .match import weight_matching, weight_matching_reference, match_objective
+from .autospec import auto_spec
 import numpy as np
 from .lewc import peak_memory_growth
 
 # %% auto #0
-__all__ = ['MATCH_MODELS', 'BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'torch_layers', 'trained_pair',
-           'bench_match', 'bench_sweep', 'bench_ts', 'bench_costs', 'bench_memory', 'run_benches']
+__all__ = ['MATCH_MODELS', 'TV_MATCH', 'BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'torch_layers',
+           'trained_pair', 'tv_grey', 'trained_tv_pair', 'bench_match', 'bench_sweep', 'bench_ts', 'bench_costs',
+           'bench_memory', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -125,6 +127,28 @@ def trained_pair(name:str, root=None, progress:bool=True)->tuple:
         out.append(m.eval())
     return tuple(out)
 
+# %% ../nbs/12a_bench.ipynb #d6cdca4c
+TV_MATCH = {'tv_resnet18': 'resnet18', 'tv_resnet50': 'resnet50'}   # torchvision builders, adapted to Fashion-MNIST's grey images
+
+def tv_grey(builder:str, seed:int=0)->nn.Module:
+    "A torchvision ResNet with ten classes and a one-channel stem (as users adapt it to 28×28 grey images), seeded."
+    import torchvision
+    torch.manual_seed(seed)
+    m = torchvision.models.get_model(builder, num_classes=10)
+    m.conv1 = nn.Conv2d(1, m.conv1.out_channels, kernel_size=7, stride=2, padding=3, bias=False)
+    return m
+
+def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
+    "Two `TV_MATCH[name]` models trained for one epoch on 10 000 Fashion-MNIST images from seeds 0 and 1, each with its derived spec attached (cached like `trained_pair`)."
+    data = load_data('fashion-mnist', root=root, limit=10_000)
+    out = []
+    for s in (0, 1):
+        m = tv_grey(TV_MATCH[name], s)
+        train(m, data, TrainConfig(epochs=1, bs=128, lr=0.05, wd=5e-4, opt='sgd', seed=s), ckpt=data_root(root) / 'bench_match' / f'{name}-s{s}', progress=progress)
+        out.append(m.eval())
+    auto_spec(out[0], data.test.X[:2]).attach(out[0])
+    return tuple(out)
+
 # %% ../nbs/12a_bench.ipynb #231a6cfd
 def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1)->dict:
     "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
@@ -166,6 +190,11 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
     for name in () if quick else MATCH_MODELS:
         A, B = trained_pair(name, root, progress=False)
         res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 784) if 'mlp' in name else torch.randn(8, 1, 28, 28), repeat, tol))
+    for name in () if quick else TV_MATCH:                 # torchvision models as they come: the spec is derived (06d_autospec)
+        try: import torchvision   # noqa: F401
+        except Exception as e: res.append(dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})')); continue
+        A, B = trained_tv_pair(name, root, progress=False)
+        res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol))
     A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
     pi, g = random_perms(spec, sa, 1), torch.Generator().manual_seed(0)
     sb = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=g) if v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
