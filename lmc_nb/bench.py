@@ -190,7 +190,7 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
     for name in () if quick else MATCH_MODELS:
         A, B = trained_pair(name, root, progress=False)
         res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 784) if 'mlp' in name else torch.randn(8, 1, 28, 28), repeat, tol))
-    for name in () if quick else TV_MATCH:                 # torchvision models as they come: the spec is derived (06d_autospec)
+    for name in () if quick else TV_MATCH:                 # torchvision models as they come: the spec is derived (06h_autospec)
         try: import torchvision   # noqa: F401
         except Exception as e: res.append(dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})')); continue
         A, B = trained_tv_pair(name, root, progress=False)

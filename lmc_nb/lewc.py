@@ -174,7 +174,12 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
     with contextlib.ExitStack() as stack:
         feats = [stack.enter_context(capture(m, pts)) for m in models]
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
-            outs, (fa, fb), n = [m(xb) for m in models], feats[:2], n + len(xb)
+            try: outs = [m(xb) for m in models]
+            except ValueError as e:
+                if 'ran more than once' not in str(e): raise
+                raise ValueError(f"lewc_diagnostics: {e}. Name in `acts` activation modules that run once per pass "
+                                 f"(the model's are {activation_modules(A)})") from None
+            (fa, fb), n = feats[:2], n + len(xb)
             moms = [moms[j] + torch.stack([unit_matrix(f[(a, 'in')]).double().pow(2).mean(0) for f in (fa, fb)]) * len(xb) for j, a in enumerate(acts)]
             _acc_connectivity(S, lams, acts, fa, fb, feats[2:], outs)
             _acc_weak_additivity(S, lams, act_fn, fa, fb)
