@@ -73,9 +73,12 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
                  )->tuple: # (slope, ci, verdict, rule)
     "Least-squares slope of y on x with a t interval: reproduced if significant with the paper's sign, else departs."
     from scipy.stats import t
+    if sign not in (1, -1): raise ValueError(f"trend_verdict: sign must be +1 (rises) or -1 (falls), got {sign!r}; a claim needs a direction")
     word = 'rises' if sign > 0 else 'falls'
     rule = f"paper: y {word} with x; reproduced if the slope's 95 % interval excludes 0 on that side; else departs; n < 3: not run"
     if len(x) != len(y): raise ValueError(f"trend_verdict: {len(x)} x values but {len(y)} y values")
+    bad = [(a, c) for a, c in zip(x, y) if not (math.isfinite(float(a)) and math.isfinite(float(c)))]
+    if bad: raise ValueError(f"trend_verdict: non-finite point(s) {bad[:3]}: no slope, no verdict from them")
     n = len(x)
     if n < 3 or len(set(x)) < 2: return None, None, 'not run', rule
     mx, my = sum(x) / n, sum(y) / n
@@ -85,22 +88,41 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     ok = lo > 0 if sign > 0 else hi < 0
     return b, [lo, hi], 'reproduced' if ok else 'departs', rule
 
+# %% ../nbs/13_claims.ipynb #ec4d3009
+def _welch(a:list, b:list)->tuple:
+    "mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per side)."
+    from scipy.stats import t
+    (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
+    va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
+    se = math.sqrt(va + vb); d = mb - ma
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else 1
+    h = float(t.ppf(0.975, df)) * se
+    return d, d - h, d + h
+
+def _no_difference(a:list, b:list, band:float=None)->tuple:
+    "A claim of *no* difference, judged two-sided: reproduced if Welch's interval contains 0 (and |ours| ≤ band), departs if it excludes 0."
+    rule = ("paper: no difference (mean(b) − mean(a) = 0); two-sided: reproduced if Welch's 95 % interval contains 0"
+            + (f" and |ours| ≤ {band:g}" if band is not None else '') + "; departs if it excludes 0"
+            + (" (qualitative if it contains 0 but |ours| > band)" if band is not None else '') + "; fewer than 2 per side: not run")
+    if len(a) < 2 or len(b) < 2: return None, None, 'not run', rule
+    d, lo, hi = _welch(a, b)
+    if not lo <= 0 <= hi: return d, [lo, hi], 'departs', rule
+    return d, [lo, hi], 'reproduced' if band is None or abs(d) <= band else 'qualitative', rule
+
 # %% ../nbs/13_claims.ipynb #86181e87
 def compare_verdict(a:list, b:list, # independent measurements of two conditions
                     paper_diff:float, # the paper's mean(b) − mean(a); its sign is the claimed direction
                     band:float=None, # |ours − paper| ≤ band is a reproduction; None: direction only
                    )->tuple: # (mean(b) − mean(a), ci, verdict, rule)
-    "Welch interval of mean(b) − mean(a): right direction and significant → reproduced (or qualitative outside `band`)."
-    from scipy.stats import t
+    "Welch interval of mean(b) − mean(a): right direction and significant → reproduced (or qualitative outside `band`); paper_diff = 0 is judged two-sided."
+    if not math.isfinite(paper_diff): raise ValueError(f"compare_verdict: the paper's difference must be a finite number, got {paper_diff!r}")
+    if band is not None and not band >= 0: raise ValueError(f"compare_verdict: band must be >= 0, got {band!r}")
+    if paper_diff == 0: return _no_difference(a, b, band)
     rule = (f"paper: mean(b) − mean(a) = {paper_diff:g}; reproduced if Welch's 95 % interval excludes 0 on that side"
             + (f" and |ours − paper| ≤ {band:g} (qualitative if only the direction holds)" if band is not None else '')
             + "; else departs; fewer than 2 per side: not run")
     if len(a) < 2 or len(b) < 2: return None, None, 'not run', rule
-    (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
-    va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
-    se = math.sqrt(va + vb); d = mb - ma
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else 1
-    h = float(t.ppf(0.975, df)) * se; lo, hi = d - h, d + h
+    d, lo, hi = _welch(a, b)
     if not (lo > 0 if paper_diff > 0 else hi < 0): return d, [lo, hi], 'departs', rule
     return d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule
 

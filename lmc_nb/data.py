@@ -66,6 +66,9 @@ def random_split(data:Data, # the pooled data set
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     n_tr, n_va = int(round(fracs[0] * n)), int(round(fracs[1] * n))
     idx = perm[:n_tr], perm[n_tr:n_tr + n_va], perm[n_tr + n_va:]
+    empty = [name for name, f, i in zip(('train', 'val', 'test'), fracs, idx) if f > 0 and len(i) == 0]
+    if empty: raise ValueError(f"random_split: {n} samples leave the {' and '.join(empty)} split{'s' if len(empty) > 1 else ''} empty "
+                               f"(fractions {'/'.join(f'{f:g}' for f in fracs)}); use more samples")
     return tuple(data[i] for i in idx)
 
 # %% ../nbs/00_data.ipynb #337cc9f9

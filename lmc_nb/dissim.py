@@ -35,7 +35,7 @@ def procrustes_from_stats(st:CrossStats)->dict:
 def procrustes(X:Tensor, Y:Tensor)->dict:
     "G_ReLU- and orthogonal Procrustes dissimilarities of two representations (N, C, ...) of the same inputs."
     _check_pair(X, Y)
-    return procrustes_from_stats(CrossStats(X.shape[1], Y.shape[1]).update(unit_matrix(X), unit_matrix(Y)))
+    return procrustes_from_stats(CrossStats(X.shape[1], Y.shape[1]).update(unit_matrix(X, 1), unit_matrix(Y, 1)))   # channels: dim 1, whatever the rank
 
 # %% ../nbs/11b_dissim.ipynb #a533a2b8
 def _standardise(X:Tensor, per_channel:bool)->Tensor:
@@ -82,7 +82,7 @@ def model_dissimilarities(A:nn.Module, B:nn.Module, data:Data, layers:list=None,
     for xb, _ in Loader(data, bs):
         for l, ha, hb in heads:
             fa, fb = ha(xb), hb(xb)
-            st.setdefault(l, CrossStats(fa.shape[1], fb.shape[1])).update(unit_matrix(fa), unit_matrix(fb))
+            st.setdefault(l, CrossStats(fa.shape[1], fb.shape[1])).update(unit_matrix(fa, 1), unit_matrix(fb, 1))   # split points: units on dim 1
             if seen < max_samples: keep[l][0].append(fa[:max_samples - seen]); keep[l][1].append(fb[:max_samples - seen])
         seen += len(xb)
     return [dict(layer=l, **procrustes_from_stats(st[l]), **cka(torch.cat(keep[l][0]), torch.cat(keep[l][1]), max_samples)) for l in layers]

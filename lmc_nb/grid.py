@@ -27,8 +27,13 @@ def load_grid(src)->dict:
     if not p.exists(): raise FileNotFoundError(f"grid file {p} not found")
     if p.suffix in ('.yaml', '.yml'):
         import yaml
-        g = yaml.safe_load(p.read_text())
-    else: g = json.loads(p.read_text())
+        try: g = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as e:
+            at = getattr(e, 'problem_mark', None)
+            raise ValueError(f"grid file {p}: not valid YAML" + (f" (line {at.line + 1}, column {at.column + 1}: {e.problem})" if at else f" ({e})")) from None
+    else:
+        try: g = json.loads(p.read_text())
+        except json.JSONDecodeError as e: raise ValueError(f"grid file {p}: not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})") from None
     if not isinstance(g, dict): raise ValueError(f"grid file {p}: expected a mapping of keys to values, got a {type(g).__name__}")
     return g
 

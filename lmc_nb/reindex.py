@@ -4,6 +4,7 @@
 
 # %% ../nbs/08c_reindex.ipynb #16b334f7
 from __future__ import annotations
+import math
 import torch
 from torch import nn
 from .subspace import Subspace
@@ -40,6 +41,11 @@ def sensitivity(layer:nn.Module, sub:Subspace, # the layer and its input subspac
     pi = torch.arange(geo.m) if pi is None else torch.as_tensor(pi, dtype=torch.long)
     if not torch.equal(pi.sort().values, torch.arange(geo.m)): raise ValueError(f"sensitivity: pi must be a permutation of {geo.m} neurons")
     Ct = cost_matrix(gt)
-    own, own_t = realization_costs(geo).sum(), Ct.diagonal().sum()
-    d_out, d_in = Ct[torch.arange(geo.m), pi].sum() - own_t, own_t - own
-    return dict(total=float(d_out + d_in), out=float(d_out), in_=float(d_in), delta_in=float(((gt.V - geo.V) ** 2).sum()))
+    own, own_t, moved = (float(t) for t in (realization_costs(geo).sum(), Ct.diagonal().sum(), Ct[torch.arange(geo.m), pi].sum()))
+    if not math.isfinite(own): raise ValueError("sensitivity: the layer cannot realise its own features on this subspace (infinite cost); check `sub`")
+    out = dict(total=moved - own, out=moved - own_t, in_=own_t - own, delta_in=float(((gt.V - geo.V) ** 2).sum()))
+    if math.isinf(own_t):                      # Δ^in = +∞; Δ^out = Δ − Δ^in is ∞ − ∞ when Δ is infinite too: undefined, not NaN
+        out['out'] = -math.inf if math.isfinite(moved) else None
+        out['why'] = ("the τ-reindexed layer cannot realise some of its own features (its Gram matrix is singular along them): Δ^in = +∞"
+                      + (", Δ^out = −∞" if math.isfinite(moved) else ", so Δ = +∞ and Δ^out (∞ − ∞) is undefined (None)"))
+    return out

@@ -4,7 +4,9 @@
 
 # %% ../nbs/12_config.ipynb #8fb1e85a
 from __future__ import annotations
+import math
 from dataclasses import dataclass
+import torch
 from .data import DATASETS
 from .asym import SCHEMES
 from .models import NORMS, ACTS
@@ -74,6 +76,16 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
         _check_report(self)
 
+# %% ../nbs/12_config.ipynb #638602b0
+def _check_device(device:str):
+    "Refuse a device torch does not know, or a GPU this machine does not have, in one line."
+    try: d = torch.device(device)
+    except (RuntimeError, TypeError): raise ValueError(f"device {device!r}: not a device; choose cpu, cuda (or cuda:N) or auto") from None
+    if d.type not in ('cpu', 'cuda'): raise ValueError(f"device {device!r}: lmc report runs on cpu or cuda")
+    if d.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"device {device!r}: no CUDA GPU is available here; use --device cpu (or auto)")
+    if d.type == 'cuda' and d.index is not None and d.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+
 # %% ../nbs/12_config.ipynb #92288fd2
 def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
@@ -90,5 +102,8 @@ def _check_report(c:ReportConfig):
     if c.lams < 3: raise ValueError("lams: need at least 3 points on the path")
     for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
         if not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
+    for key in ('sigma_f', 'wd', 'lr'):                  # a scale, a decay and a step: finite, and never negative
+        if not (math.isfinite(getattr(c, key)) and getattr(c, key) >= 0): raise ValueError(f"{key}: must be a finite number >= 0, got {getattr(c, key)!r}")
+    _check_device(c.device)
     if c.arch in ('mlp', 'vit') and c.width != int(c.width): raise ValueError(f"width: {c.arch} needs a whole number, got {c.width}")
     if c.limit is not None and c.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {c.limit}")

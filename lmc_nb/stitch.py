@@ -188,7 +188,7 @@ def feature_moments(ha, hb, data:Data, bs:int=500)->tuple:
     "Uncentred moments E[aaᵀ], E[abᵀ] and the correlations of a = ha(x), b = hb(x) (every pixel a sample), streamed over `data`."
     st, Gaa = None, 0.
     for xb, _ in Loader(data, bs):
-        a, b = unit_matrix(ha(xb)), unit_matrix(hb(xb))
+        a, b = unit_matrix(ha(xb), 1), unit_matrix(hb(xb), 1)          # split points put their units on dim 1 (a ViT's tokens are samples)
         st = (st or CrossStats(a.shape[1], b.shape[1])).update(a, b); Gaa = Gaa + a.double().T @ a.double()
     return Gaa / st.n, st.sab / st.n, st.corr()
 
