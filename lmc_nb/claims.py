@@ -81,10 +81,13 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     if bad: raise ValueError(f"trend_verdict: non-finite point(s) {bad[:3]}: no slope, no verdict from them")
     n = len(x)
     if n < 3 or len(set(x)) < 2: return None, None, 'not run', rule
-    mx, my = sum(x) / n, sum(y) / n
-    sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
-    res = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)); se = math.sqrt(res / (n - 2) / sxx)
-    h = float(t.ppf(0.975, n - 2)) * se; lo, hi = b - h, b + h
+    try:
+        mx, my = sum(x) / n, sum(y) / n
+        sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
+        res = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)); se = math.sqrt(res / (n - 2) / sxx)
+        h = float(t.ppf(0.975, n - 2)) * se; lo, hi = b - h, b + h
+    except OverflowError: b = lo = hi = math.inf
+    if not all(map(math.isfinite, (b, lo, hi))): raise ValueError("trend_verdict: the data overflow float64 (values near 1e308): no slope from them")
     ok = lo > 0 if sign > 0 else hi < 0
     return b, [lo, hi], 'reproduced' if ok else 'departs', rule
 
@@ -93,10 +96,13 @@ def _welch(a:list, b:list)->tuple:
     "mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per side)."
     from scipy.stats import t
     (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
-    va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
-    se = math.sqrt(va + vb); d = mb - ma
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else 1
-    h = float(t.ppf(0.975, df)) * se
+    try:
+        va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
+        se = math.sqrt(va + vb); d = mb - ma
+        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else 1
+        h = float(t.ppf(0.975, df)) * se
+    except OverflowError: d = h = math.inf
+    if not all(map(math.isfinite, (d, d - h, d + h))): raise ValueError("compare_verdict: the data overflow float64 (values near 1e308)")
     return d, d - h, d + h
 
 def _no_difference(a:list, b:list, band:float=None)->tuple:

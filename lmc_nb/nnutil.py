@@ -131,7 +131,12 @@ def mean_ci(xs:list, level:float=0.95)->dict:
     from scipy.stats import t
     x = torch.tensor(xs, dtype=torch.float64); n = len(x)
     if n == 0: raise ValueError("mean_ci: no values")
+    if not torch.isfinite(x).all(): raise ValueError(f"mean_ci: non-finite values among {[float(v) for v in x[~torch.isfinite(x)]][:3]}: no summary from them")
+    if not 0 < level < 1: raise ValueError(f"mean_ci: level must be in (0, 1), got {level}")
     m = float(x.mean())
-    if n == 1: return dict(mean=m, std=None, ci_low=None, ci_high=None, n=1)      # one value: no spread to report
-    sd = float(x.std()); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
-    return dict(mean=m, std=sd, ci_low=m - h, ci_high=m + h, n=n)
+    if n == 1: out = dict(mean=m, std=None, ci_low=None, ci_high=None, n=1)      # one value: no spread to report
+    else:
+        sd = float(x.std()); h = float(t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
+        out = dict(mean=m, std=sd, ci_low=m - h, ci_high=m + h, n=n)
+    if not all(math.isfinite(v) for v in out.values() if v is not None): raise ValueError("mean_ci: the values overflow float64 (|x| near 1e308)")
+    return out
