@@ -39,7 +39,9 @@ def trace_spaces(model:nn.Module, x)->tuple:
         hooks.append(m.register_forward_hook(lambda m, a, o: (tr.where.pop(), None)[1]))
     was = model.training; model.eval()
     try:
-        with torch.enable_grad(), torch.backends.mkldnn.flags(enabled=False), tr: out = call_model(model, x)
+        with torch.enable_grad(), warnings.catch_warnings(), tr:
+            warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')    # torch 2.14 warns when the flags are set
+            with torch.backends.mkldnn.flags(enabled=False): out = call_model(model, x)
     finally:
         for h in hooks: h.remove()
         model.train(was)
