@@ -29,13 +29,24 @@ def command(target: str, work: Path) -> list:
 
 
 def finished_files(work: Path) -> dict:
-    "Files that mark finished work, with (size, mtime, bytes hash): models, run metrics, cached results."
+    """What counts as finished work, with a fingerprint that must never change once it is there:
+    a zoo run with metrics.json (its metrics and its model); a per-epoch training checkpoint at its epoch (its weights may
+    change only when its epoch count grows); a cached result file. Work in progress (a group's models saved before the
+    group is marked complete, a run's config.json) is rewritten by design and is not counted."""
     import hashlib
+    h = lambda f: hashlib.sha1(f.read_bytes()).hexdigest()
     out = {}
-    for f in work.rglob('*'):
-        if not f.is_file() or any(p in f.parts for p in ('ckpt', 'ckpt.old', 'groups')) or '.tmp' in f.name: continue
-        if f.name in ('metrics.json', 'model.safetensors') or (f.suffix == '.json' and 'cache' in str(f.parent)):
-            st = f.stat(); out[str(f.relative_to(work))] = (st.st_size, st.st_mtime_ns, hashlib.sha1(f.read_bytes()).hexdigest())
+    for m in work.rglob('metrics.json'):
+        out[str(m.relative_to(work))] = h(m)
+        if (m.parent / 'model' / 'model.safetensors').exists(): out[str(m.parent.relative_to(work)) + '/model'] = h(m.parent / 'model' / 'model.safetensors')
+    for c in work.rglob('config.json'):
+        try: ep = json.loads(c.read_text()).get('epoch')
+        except (ValueError, OSError): continue
+        if ep is not None and (c.parent / 'model.safetensors').exists() and 'runs' not in c.parts:
+            out[f'{c.parent.relative_to(work)}@epoch{ep}'] = h(c.parent / 'model.safetensors')
+    for f in work.rglob('*.json'):                                          # cached_json results: named by what they hold
+        if f.name not in ('metrics.json', 'config.json', 'error.json', 'zoo.json', 'grid.json') and 'runs' not in f.parts and '.tmp' not in f.name:
+            out[str(f.relative_to(work))] = h(f)
     return out
 
 
@@ -95,7 +106,9 @@ def main():
                 os.killpg(p.pid, signal.SIGKILL); p.wait(); kills += 1; code = None
         else: code = p.wait()
         now = finished_files(kil)
-        rewritten += [f for f, v in seen.items() if now.get(f) != v]              # finished work touched again (or lost)
+        rewritten += [f for f, v in seen.items() if f in now and now[f] != v]   # finished work written again
+        lost = [f for f in seen if f not in now and '@epoch' not in f]          # (an epoch checkpoint moves on to the next epoch)
+        if lost: sys.exit(f"finished work disappeared after a kill: {lost[:3]}")
         landed += code is None and len(now) > len(seen)
         seen.update({f: v for f, v in now.items() if f not in seen})
         print(f"  {'killed' if code is None else f'exit {code}'}: {len(now)} finished files", flush=True)
