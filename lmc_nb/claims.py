@@ -98,8 +98,8 @@ def _welch(a:list, b:list)->tuple:
     (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
     try:
         va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
-        se = math.sqrt(va + vb); d = mb - ma
-        df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else 1
+        s = va + vb; se = math.sqrt(s); d = mb - ma
+        df = 1 / ((va / s) ** 2 / (len(a) - 1) + (vb / s) ** 2 / (len(b) - 1)) if s > 0 else 1   # Welch–Satterthwaite, scale-free (no underflow)
         h = float(t.ppf(0.975, df)) * se
     except OverflowError: d = h = math.inf
     if not all(map(math.isfinite, (d, d - h, d + h))): raise ValueError("compare_verdict: the data overflow float64 (values near 1e308)")
