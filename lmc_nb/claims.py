@@ -12,8 +12,9 @@ from .nnutil import mean_ci
 
 
 # %% auto #0
-__all__ = ['SCALES', 'VERDICTS', 'scale', 'pick', 'Claim', 'band_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'claim', 'ledger_markdown', 'write_claims', 'read_claims', 'ledger_counts', 'cached_json']
+__all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
+           'argmax_estimate', 'trend_verdict', 'compare_verdict', 'bound_verdict', 'scale_ladder', 'plot_ladder',
+           'claim', 'ledger_markdown', 'write_claims', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -29,7 +30,8 @@ def pick(smoke, cpu, paper=None):
     return {'smoke': smoke, 'cpu': cpu, 'paper': cpu if paper is None else paper}[scale()]
 
 # %% ../nbs/13_claims.ipynb #d8c9e7c8
-VERDICTS = ('reproduced', 'qualitative', 'departs', 'not run')
+VERDICTS = ('reproduced', 'qualitative', 'inconclusive', 'departs', 'not run')
+RULEBOOK = 2     # 1: three verdicts (no `inconclusive`, bare points allowed); 2: this page's rules
 
 @dataclass
 class Claim:
@@ -40,9 +42,17 @@ class Claim:
     scale:str = ''                 # ours vs the paper's: width, data, epochs, seeds
     verdict:str = 'not run'
     rule:str = ''
+    need:str = ''                  # inconclusive: the independent pairs (and compute) that would decide it
+    ladder:dict = None             # departs: the scale ladder's verdict (`scale_ladder`)
+    rules:int = RULEBOOK           # the rule book that judged it (rows stored before rule book 2 read as 1)
     def __post_init__(self):
         if self.verdict not in VERDICTS: raise ValueError(f"verdict {self.verdict!r}: choose one of {list(VERDICTS)}")
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
+
+class Verdict(tuple):
+    "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide."
+    def __new__(cls, value, ci, verdict, rule, need=''):
+        t = super().__new__(cls, (value, ci, verdict, rule)); t.need = need; return t
 
 # %% ../nbs/13_claims.ipynb #9cffbf9a
 def _mean_ci(xs:list, level:float=0.95)->tuple:
@@ -52,30 +62,98 @@ def _mean_ci(xs:list, level:float=0.95)->tuple:
     s = mean_ci(xs, level)
     return s['mean'], None if s['ci_low'] is None else [s['ci_low'], s['ci_high']]
 
-def band_verdict(values:list, # our independent measurements
+def pairs_for(sd:float, # the spread of one measurement (its standard deviation over independent pairs)
+              half:float, # the 95 % half-width wanted
+              have:int=None, # the pairs measured so far (printed beside the answer)
+             )->int: # the smallest n with t(0.975, n−1)·sd/√n ≤ half (None if `half` is 0)
+    "How many independent pairs shrink a mean's 95 % t interval to ±`half`."
+    from scipy.stats import t
+    if not (math.isfinite(sd) and sd >= 0 and math.isfinite(half) and half >= 0): raise ValueError(f"pairs_for: sd = {sd!r}, half = {half!r}")
+    if half == 0: return None
+    if sd == 0: return 2
+    n = max(2, math.ceil((1.96 * sd / half) ** 2))
+    while float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n) > half: n += 1
+    return n
+
+def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->str:
+    "The `need` text: independent samples that shrink the half-width to |effect|/2."
+    n = pairs_for(sd, abs(effect) / 2) if effect else None
+    if n is None: return f"no finite number of {per}: {what} is 0"
+    return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})"
+
+def _reaches(ci:list, lo:float, hi:float)->bool: return ci[0] <= hi and ci[1] >= lo
+
+def band_verdict(values:list, # our independent measurements (None with `estimate`)
                  target:float, # the paper's value
                  band:float, # |ours − paper| ≤ band is a reproduction
                  factor:float=None, # qualitative only within this factor of the paper's value (None: any value of the same sign)
-                 )->tuple: # (mean, ci, verdict, rule)
-    "Reproduced within `band` of the paper's value; qualitative if on the same side of 0 (and within `factor`); departs otherwise."
+                 exact:str=None, # one value with no interval: why none applies (a closed form, an exact enumeration)
+                 estimate:tuple=None, # (value, [low, high], how): an interval computed otherwise (a bootstrap over pairs)
+                 )->Verdict: # (mean, ci, verdict, rule)
+    "Reproduced within `band` of the paper's value; qualitative if on its side of 0 (within `factor`) or, for a paper value of 0, within 3 bands; inconclusive if the interval still reaches the band; departs otherwise."
     if factor is not None and factor <= 1: raise ValueError(f"band_verdict: factor must be > 1, got {factor}")
-    qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
-    rule = f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}; else departs; n = 0: not run"
-    if not values: return None, None, 'not run', rule
-    m, ci = _mean_ci(values)
-    near = m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
-    v = 'reproduced' if abs(m - target) <= band else 'qualitative' if near else 'departs'
-    return m, ci, v, rule
+    if not band > 0: raise ValueError(f"band_verdict: band must be > 0, got {band!r}")
+    if target == 0: qual = f"|mean| ≤ {3 * band:g} (3 bands)"
+    else: qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
+    rule = (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}; "
+            f"inconclusive if the 95 % interval reaches [{target - band:g}, {target + band:g}]; else departs; "
+            + ("n = 0: not run" if exact else "fewer than 2 values (no interval): not run"))
+    if estimate is not None:
+        if values is not None: raise ValueError("band_verdict: give values or an estimate, not both")
+        m, ci, how = estimate; m = float(m)
+        if ci is None or not all(map(math.isfinite, (m, *ci))) or not ci[0] <= m <= ci[1]: raise ValueError(f"band_verdict: estimate {m!r} with interval {ci!r} is not a finite value inside a finite interval")
+        ci = [float(ci[0]), float(ci[1])]; rule += f"; interval: {how}"
+    else:
+        values = list(values or [])
+        if not values: return Verdict(None, None, 'not run', rule)
+        if len(values) == 1 and not exact: return Verdict(None, None, 'not run', rule)     # a bare point: no verdict without an interval or a reason
+        if exact and len(values) != 1: raise ValueError(f"band_verdict: exact= is for one exact value, got {len(values)}")
+        m, ci = _mean_ci(values)
+        if exact: rule += f"; exact, no interval: {exact}"
+    near = abs(m) <= 3 * band if target == 0 else m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
+    if abs(m - target) <= band: return Verdict(m, ci, 'reproduced', rule)
+    if near: return Verdict(m, ci, 'qualitative', rule)
+    if ci is not None and _reaches(ci, target - band, target + band):
+        sd = (ci[1] - ci[0]) / 2 / 1.96 * math.sqrt(len(values)) if estimate is None else None
+        eff = abs(target) if target else band
+        need = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
+                else f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it")
+        return Verdict(m, ci, 'inconclusive', rule, need)
+    return Verdict(m, ci, 'departs', rule)
+
+# %% ../nbs/13_claims.ipynb #901b5da8
+def argmax_estimate(xs:list, # the grid (e.g. widths)
+                    samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
+                    stat=None, # rows -> a number (default: the mean); e.g. a ratio of two columns' means
+                    n_boot:int=2000, seed:int=0,
+                    unit:float=1.0, # divide the grid by this (e.g. k, to report m/k)
+                   )->tuple: # (argmax, [low, high], how): an `estimate` for `band_verdict`
+    "The grid point where `stat` peaks, with a percentile-bootstrap 95 % interval over the pairs at each point."
+    import numpy as np
+    if len(xs) != len(samples) or len(xs) < 2: raise ValueError(f"argmax_estimate: {len(xs)} grid points, {len(samples)} samples: need ≥ 2 of each, equal")
+    S = [np.asarray(s, dtype=float) for s in samples]
+    if any(len(s) < 2 for s in S): raise ValueError("argmax_estimate: every grid point needs ≥ 2 independent measurements to resample")
+    if any(not np.isfinite(s).all() for s in S): raise ValueError("argmax_estimate: non-finite measurement")
+    stat = stat or (lambda a: float(a.mean()))
+    rng = np.random.default_rng(seed); xs = [x / unit for x in xs]
+    best = xs[int(np.argmax([stat(s) for s in S]))]
+    boots = [xs[int(np.argmax([stat(s[rng.integers(0, len(s), len(s))]) for s in S]))] for _ in range(n_boot)]
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    return best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)"
 
 # %% ../nbs/13_claims.ipynb #c24acb1b
 def trend_verdict(x:list, y:list, # one point per independent run: the setting and the measurement
                   sign:int, # +1: the paper says y rises with x; −1: falls
-                 )->tuple: # (slope, ci, verdict, rule)
-    "Least-squares slope of y on x with a t interval: reproduced if significant with the paper's sign, else departs."
+                  effect:float=None, # the size of the paper's slope, if it states one (None: a direction only)
+                 )->Verdict: # (slope, ci, verdict, rule)
+    "Least-squares slope of y on x with a t interval: reproduced if significant with the paper's sign, departs if significant the other way (or excluding the paper's `effect`), else inconclusive."
     from scipy.stats import t
     if sign not in (1, -1): raise ValueError(f"trend_verdict: sign must be +1 (rises) or -1 (falls), got {sign!r}; a claim needs a direction")
     word = 'rises' if sign > 0 else 'falls'
-    rule = f"paper: y {word} with x; reproduced if the slope's 95 % interval excludes 0 on that side; else departs; n < 3: not run"
+    if effect is not None and not (math.isfinite(effect) and effect > 0): raise ValueError(f"trend_verdict: effect must be a positive size, got {effect!r}")
+    eff = '' if effect is None else f" (paper's slope {sign * effect:g})"
+    rule = (f"paper: y {word} with x{eff}; reproduced if the slope's 95 % interval excludes 0 on that side; departs if it excludes 0 on the "
+            f"other side{' or excludes the paper’s slope' if effect else ''}; else inconclusive; n < 3: not run")
     if len(x) != len(y): raise ValueError(f"trend_verdict: {len(x)} x values but {len(y)} y values")
     bad = [(a, c) for a, c in zip(x, y) if not (math.isfinite(float(a)) and math.isfinite(float(c)))]
     if bad: raise ValueError(f"trend_verdict: non-finite point(s) {bad[:3]}: no slope, no verdict from them")
@@ -88,12 +166,18 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
         h = float(t.ppf(0.975, n - 2)) * se; lo, hi = b - h, b + h
     except OverflowError: b = lo = hi = math.inf
     if not all(map(math.isfinite, (b, lo, hi))): raise ValueError("trend_verdict: the data overflow float64 (values near 1e308): no slope from them")
-    ok = lo > 0 if sign > 0 else hi < 0
-    return b, [lo, hi], 'reproduced' if ok else 'departs', rule
+    if (lo > 0 if sign > 0 else hi < 0): return Verdict(b, [lo, hi], 'reproduced', rule)
+    if (hi < 0 if sign > 0 else lo > 0) or (effect is not None and not lo <= sign * effect <= hi): return Verdict(b, [lo, hi], 'departs', rule)
+    e = effect if effect is not None else abs(b)                                # the half-width shrinks like 1/√n for more points like these
+    n_new = math.ceil(n * (h / (e / 2)) ** 2) if e > 0 else None
+    what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
+    need = (f"≈ {n_new} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if n_new
+            else "no finite number of points: the measured slope is 0 and the paper gives no size")
+    return Verdict(b, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
-def _welch(a:list, b:list)->tuple:
-    "mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per side)."
+def _welch(a:list, b:list, sds:bool=False)->tuple:
+    "mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per side); with `sds`, also each side's standard deviation."
     from scipy.stats import t
     (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
     try:
@@ -103,6 +187,7 @@ def _welch(a:list, b:list)->tuple:
         h = float(t.ppf(0.975, df)) * se
     except OverflowError: d = h = math.inf
     if not all(map(math.isfinite, (d, d - h, d + h))): raise ValueError("compare_verdict: the data overflow float64 (values near 1e308)")
+    if sds: return d, d - h, d + h, math.sqrt(va * len(a)), math.sqrt(vb * len(b))
     return d, d - h, d + h
 
 def _no_difference(a:list, b:list, band:float=None)->tuple:
@@ -112,53 +197,144 @@ def _no_difference(a:list, b:list, band:float=None)->tuple:
             + (" (qualitative if it contains 0 but |ours| > band)" if band is not None else '') + "; fewer than 2 per side: not run")
     if len(a) < 2 or len(b) < 2: return None, None, 'not run', rule
     d, lo, hi = _welch(a, b)
-    if not lo <= 0 <= hi: return d, [lo, hi], 'departs', rule
-    return d, [lo, hi], 'reproduced' if band is None or abs(d) <= band else 'qualitative', rule
+    if not lo <= 0 <= hi: return Verdict(d, [lo, hi], 'departs', rule)
+    return Verdict(d, [lo, hi], 'reproduced' if band is None or abs(d) <= band else 'qualitative', rule)
 
 # %% ../nbs/13_claims.ipynb #86181e87
 def compare_verdict(a:list, b:list, # independent measurements of two conditions
                     paper_diff:float, # the paper's mean(b) − mean(a); its sign is the claimed direction
                     band:float=None, # |ours − paper| ≤ band is a reproduction; None: direction only
-                   )->tuple: # (mean(b) − mean(a), ci, verdict, rule)
-    "Welch interval of mean(b) − mean(a): right direction and significant → reproduced (or qualitative outside `band`); paper_diff = 0 is judged two-sided."
+                    effect:float=None, # direction only: the size of the paper's effect, for `need` (None: our measured difference)
+                   )->Verdict: # (mean(b) − mean(a), ci, verdict, rule)
+    "Welch interval of mean(b) − mean(a): right direction and significant → reproduced (or qualitative outside `band`); the other way, or excluding the paper's band, → departs; else inconclusive. paper_diff = 0 is judged two-sided."
     if not math.isfinite(paper_diff): raise ValueError(f"compare_verdict: the paper's difference must be a finite number, got {paper_diff!r}")
     if band is not None and not band >= 0: raise ValueError(f"compare_verdict: band must be >= 0, got {band!r}")
     if paper_diff == 0: return _no_difference(a, b, band)
-    rule = (f"paper: mean(b) − mean(a) = {paper_diff:g}; reproduced if Welch's 95 % interval excludes 0 on that side"
+    said = f"= {paper_diff:g}" if band is not None else ('> 0' if paper_diff > 0 else '< 0') + (f" (size {effect:g})" if effect else '')
+    rule = (f"paper: mean(b) − mean(a) {said}; reproduced if Welch's 95 % interval excludes 0 on that side"
             + (f" and |ours − paper| ≤ {band:g} (qualitative if only the direction holds)" if band is not None else '')
-            + "; else departs; fewer than 2 per side: not run")
-    if len(a) < 2 or len(b) < 2: return None, None, 'not run', rule
-    d, lo, hi = _welch(a, b)
-    if not (lo > 0 if paper_diff > 0 else hi < 0): return d, [lo, hi], 'departs', rule
-    return d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule
+            + "; departs if it excludes 0 on the other side" + (f" or excludes [{paper_diff - band:g}, {paper_diff + band:g}]" if band is not None else '')
+            + "; else inconclusive; fewer than 2 per side: not run")
+    if len(a) < 2 or len(b) < 2: return Verdict(None, None, 'not run', rule)
+    d, lo, hi, sa, sb = _welch(a, b, sds=True)
+    if (lo > 0 if paper_diff > 0 else hi < 0):
+        return Verdict(d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule)
+    if (hi < 0 if paper_diff > 0 else lo > 0) or (band is not None and not _reaches([lo, hi], paper_diff - band, paper_diff + band)):
+        return Verdict(d, [lo, hi], 'departs', rule)
+    e, what = ((paper_diff, "the paper's difference") if band is not None else (effect, "the paper's effect") if effect is not None
+               else (d, 'the measured difference (the paper gives a direction only)'))
+    n = pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(e) / 2 / math.sqrt(2)) if e else None   # n per side: half-width ≈ t·σ·√(2/n)
+    need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
+            else "no finite number of pairs: the measured difference is 0 and the paper gives no size")
+    return Verdict(d, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
 def bound_verdict(values:list, # independent measurements
                   bound:float, # the theorem's upper bound
-                 )->tuple: # (mean, ci, verdict, rule)
-    "An upper bound holds (reproduced) if the upper end of our interval is below it; departs if the lower end is above."
-    rule = f"bound ≤ {bound:g}: reproduced if the 95 % interval's upper end ≤ bound; departs if its lower end > bound; else qualitative"
-    if len(values) < 2: return None, None, 'not run', rule
+                 )->Verdict: # (mean, ci, verdict, rule)
+    "An upper bound holds (reproduced) if the upper end of our interval is below it; departs if the lower end is above; inconclusive if it straddles it."
+    rule = f"bound ≤ {bound:g}: reproduced if the 95 % interval's upper end ≤ bound; departs if its lower end > bound; else inconclusive"
+    if len(values) < 2: return Verdict(None, None, 'not run', rule)
     m, (lo, hi) = _mean_ci(values)
-    return m, [lo, hi], 'reproduced' if hi <= bound else 'departs' if lo > bound else 'qualitative', rule
+    if hi <= bound: return Verdict(m, [lo, hi], 'reproduced', rule)
+    if lo > bound: return Verdict(m, [lo, hi], 'departs', rule)
+    sd = (hi - lo) / 2 / float(__import__('scipy.stats').stats.t.ppf(0.975, len(values) - 1)) * math.sqrt(len(values))
+    n = pairs_for(sd, abs(m - bound)) if m != bound else None
+    need = (f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {abs(m - bound):.3g}, the distance from the mean to the bound" if n
+            else "no finite number of pairs: the mean sits on the bound")
+    return Verdict(m, [lo, hi], 'inconclusive', rule, need)
+
+# %% ../nbs/13_claims.ipynb #aca64681
+def _slope(x:list, y:list)->tuple:
+    "Least-squares intercept, slope and the slope's 95 % t half-width (n − 2 degrees of freedom)."
+    from scipy.stats import t
+    x, y = [float(v) for v in x], [float(v) for v in y]; n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
+    res = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y))
+    return my - b * mx, b, float(t.ppf(0.975, n - 2)) * math.sqrt(res / (n - 2) / sxx)
+
+def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
+                 scales:list, # the points on the axis (≥ 3 distinct)
+                 values:list, # per scale, the independent measurements there
+                 target:float, # the paper's value
+                 paper_scale:float=None, # where the paper measured, on the same axis (None: not comparable)
+                 log:bool=True, # fit against log10(scale)
+                )->dict: # verdict, slope, ci, meet, summary, rule and the points (JSON-ready)
+    "Fit the gap to the paper's value against scale (eq. 1): 'gap closes with scale', 'persists' or 'unclear', by the printed rule."
+    if len(scales) != len(values): raise ValueError(f"scale_ladder: {len(scales)} scales but {len(values)} value lists")
+    if len(set(scales)) < 3: raise ValueError(f"scale_ladder: a ladder needs at least 3 distinct scales, got {sorted(set(scales))}")
+    if log and (min(scales) <= 0 or (paper_scale is not None and paper_scale <= 0)): raise ValueError("scale_ladder: a log axis needs positive scales")
+    f = (lambda s: math.log10(s)) if log else float
+    pts = [(f(s), float(v) - target) for s, vs in zip(scales, values) for v in vs]
+    if any(not math.isfinite(g) for _, g in pts): raise ValueError("scale_ladder: non-finite measurement")
+    if len(pts) < 4: raise ValueError(f"scale_ladder: {len(pts)} measurements leave no interval for the slope")
+    a, b, h = _slope(*zip(*pts))
+    lo, hi = b - h, b + h; um = max(f(s) for s in scales); G = a + b * um
+    up = None if paper_scale is None else f(paper_scale)
+    rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; closes if the slope's 95 % interval excludes 0 on the side that "
+            "shrinks the gap; persists if it excludes 0 on the widening side" + (", or if even the most favourable slope leaves a gap "
+            "of the same sign at the paper's scale" if up is not None else '') + "; else unclear")
+    s = 1 if G > 0 else -1
+    inv = (lambda u: 10 ** u) if log else (lambda u: u)
+    meet = None
+    if (hi < 0 if s > 0 else lo > 0):
+        verdict = 'gap closes with scale'; u_star = um - G / b
+        meet = inv(u_star) if u_star < 308 else math.inf
+        summary = f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" + (f" (paper: {paper_scale:g})" if up is not None else '')
+    elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
+    elif up is not None and (G + (lo if s > 0 else hi) * (up - um)) * s > 0:
+        verdict = 'persists'
+        summary = f"even the most favourable slope leaves a gap of {G + (lo if s > 0 else hi) * (up - um):+.3g} at the paper's {axis} ({paper_scale:g})"
+    else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
+    agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
+    return dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
+                log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, meet=meet, verdict=verdict, summary=summary, rule=rule)
+
+def plot_ladder(lad:dict, ax=None, title:str=None):
+    "The gap to the paper's value against scale, with the fit of eq. 1 extended to the paper's scale."
+    import matplotlib.pyplot as plt
+    ax = ax or plt.subplots(figsize=(4.2, 3))[1]
+    f = (lambda s: math.log10(s)) if lad['log'] else float
+    xs = lad['scales']; g = [m - lad['target'] for m in lad['means']]
+    err = [[0 if c is None else m - c[0] for m, c in zip(lad['means'], lad['cis'])], [0 if c is None else c[1] - m for m, c in zip(lad['means'], lad['cis'])]]
+    ax.errorbar(xs, g, err, fmt='o', capsize=3, color='C0', label='ours − paper (95 % CI)')
+    end = max(xs + ([lad['paper_scale']] if lad['paper_scale'] else []))
+    us = [f(min(xs)), f(max(xs)), f(end)]; line = (lambda u: 10 ** u) if lad['log'] else (lambda u: u)
+    ax.plot([line(u) for u in us[:2]], [lad['intercept'] + lad['slope'] * u for u in us[:2]], '-', color='C1', label=f"fit: {lad['verdict']}")
+    if us[2] > us[1]: ax.plot([line(u) for u in us[1:]], [lad['intercept'] + lad['slope'] * u for u in us[1:]], ':', color='C1')
+    ax.axhline(0, color='k', lw=0.8, label="paper's value")
+    if lad['paper_scale']: ax.axvline(lad['paper_scale'], color='C3', ls='--', lw=0.8, label="paper's scale")
+    if lad['log']: ax.set_xscale('log')
+    ax.set_xlabel(lad['axis']); ax.set_ylabel('gap to the paper'); ax.grid(alpha=0.3); ax.legend(fontsize=7)
+    if title: ax.set_title(title, fontsize=9)
+    return ax
 
 # %% ../nbs/13_claims.ipynb #a5fd3262
-def claim(id:str, paper:str, text:str, paper_value:str, result:tuple, scale_note:str)->Claim:
-    "A `Claim` from a verdict function's (value, ci, verdict, rule)."
+def claim(id:str, paper:str, text:str, paper_value:str, result:tuple, scale_note:str, ladder:dict=None)->Claim:
+    "A `Claim` from a verdict function's (value, ci, verdict, rule) (its `.need` too), with a departing row's scale ladder."
     ours, ci, verdict, rule = result
-    return Claim(id, paper, text, paper_value, ours, ci, scale_note, verdict, rule)
+    if ladder is not None and verdict != 'departs': ladder = None          # a ladder explains a departure; others need none
+    return Claim(id, paper, text, paper_value, ours, ci, scale_note, verdict, rule, getattr(result, 'need', ''), ladder)
 
 def _num(x, ci=None)->str:
     if x is None: return '–'
     s = f"{x:.3g}"
     return s + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else '')
 
+def _with_scale(r)->str:
+    "The column that says what would decide a row: the pairs it needs, or its scale ladder's verdict."
+    if getattr(r, 'rules', RULEBOOK) < RULEBOOK: return f'judged by rule book {r.rules}: to be re-run'
+    if r.verdict == 'inconclusive': return r.need or 'pairs needed: not computed'
+    if r.verdict == 'departs': return f"**{r.ladder['verdict']}**: {r.ladder['summary']}" if r.ladder else 'no ladder yet'
+    return ''
+
 def ledger_markdown(rows:list)->str:
-    "The claims as a Markdown table (one row each, with the rule that decided the verdict)."
+    "The claims as a Markdown table (one row each, with the rule that decided the verdict and what would settle it)."
     esc = lambda s: str(s).replace('|', '\\|')
-    L = ["| claim | paper states | ours [95 % CI] | scale | verdict | rule |", "|---|---|---|---|---|---|"]
+    L = ["| claim | paper states | ours [95 % CI] | scale | verdict | needs / with scale | rule |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        L.append(f"| **{esc(r.id)}** {esc(r.claim)} | {esc(r.paper_value)} | {_num(r.ours, r.ci)} | {esc(r.scale)} | **{r.verdict}** | {esc(r.rule)} |")
+        L.append(f"| **{esc(r.id)}** {esc(r.claim)} | {esc(r.paper_value)} | {_num(r.ours, r.ci)} | {esc(r.scale)} | **{r.verdict}** | {esc(_with_scale(r))} | {esc(r.rule)} |")
     return '\n'.join(L)
 
 # %% ../nbs/13_claims.ipynb #0b3cb7f3
@@ -176,14 +352,44 @@ def read_claims(folder='claims')->list:
     out = []
     for f in sorted(Path(folder).glob('*.json')):
         for d in json.loads(f.read_text()):
-            c = Claim(**d); c.source = f.stem; out.append(c)
+            c = Claim(**{'rules': 1, **d}); c.source = f.stem; out.append(c)
     return out
 
-def ledger_counts(rows:list)->dict:
-    "paper → verdict → count."
+def ledger_counts(rows:list, earlier:bool=False)->dict:
+    "paper → verdict → count; with `earlier`, rows judged by an earlier rule book count apart, under 'earlier rules'."
     out = {}
-    for r in rows: out.setdefault(r.paper, {v: 0 for v in VERDICTS})[r.verdict] += 1
+    for r in rows:
+        c = out.setdefault(r.paper, {v: 0 for v in VERDICTS + (('earlier rules',) if earlier else ())})
+        c['earlier rules' if earlier and getattr(r, 'rules', RULEBOOK) < RULEBOOK else r.verdict] += 1
     return out
+
+VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5'}
+
+def ledger_figure(rows:list, ax=None):
+    "Counts by paper and verdict as stacked horizontal bars; departs split by their scale ladders' verdicts (hatched)."
+    import matplotlib.pyplot as plt
+    counts = ledger_counts(rows, earlier=True); papers = list(counts)[::-1]
+    rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK]
+    ax = ax or plt.subplots(figsize=(8, 0.55 * len(papers) + 1.2))[1]
+    left = [0] * len(papers)
+    for v in VERDICTS:
+        if v == 'departs':
+            for lv, hatch in (('gap closes with scale', '//'), ('unclear', '..'), ('persists', ''), (None, 'xx')):
+                n = [sum(1 for r in rows if r.paper == p and r.verdict == 'departs' and (r.ladder or {}).get('verdict') == lv) for p in papers]
+                lab = f"departs, {lv}" if lv else 'departs, no ladder'
+                ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], hatch=hatch, edgecolor='white', label=lab if sum(n) else None)
+                left = [a + b for a, b in zip(left, n)]
+            continue
+        n = [counts[p][v] for p in papers]
+        ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], edgecolor='white' if v != 'not run' else '#868e96', label=v if sum(n) else None)
+        for y, (l, k) in enumerate(zip(left, n)):
+            if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8)
+        left = [a + b for a, b in zip(left, n)]
+    n = [counts[p]['earlier rules'] for p in papers]
+    if sum(n): ax.barh(papers, n, left=left, color='white', hatch='\\\\', edgecolor='#868e96', label='not re-run under these rules')
+    ax.set_xlabel('claims'); ax.legend(fontsize=7, ncol=4, loc='upper center', bbox_to_anchor=(0.5, -0.25), frameon=False)
+    ax.spines[['top', 'right']].set_visible(False)
+    return ax
 
 # %% ../nbs/13_claims.ipynb #2d4487b5
 def cached_json(path, # the cache file; its name must encode every setting the result depends on

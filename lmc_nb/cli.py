@@ -151,6 +151,15 @@ def _pairs_args(q):
     q.add_argument('--quiet', action='store_true', help='no progress bars')
 
 # %% ../nbs/12b_cli.ipynb #6db95608
+def _reproduce_args(r):
+    r.add_argument('name', nargs='?', help="which reproduction: '22', '22_ni_swap_costs' or a notebook path")
+    r.add_argument('--scale', default='paper', choices=('smoke', 'cpu', 'paper'), help='the scale to run (default: paper, for a GPU machine)')
+    r.add_argument('--out', help='the executed notebook (default: <name>.<scale>.ipynb beside the source)')
+    r.add_argument('--nbs', help="the notebooks folder (default: ./nbs or .)")
+    r.add_argument('--timeout', type=_positive(int), help='per-cell timeout in seconds (default: none)')
+    r.add_argument('--plan', action='store_true', help='print the reproductions, their paper scale and time estimates, and stop')
+    r.add_argument('--quiet', action='store_true', help='no progress bar')
+
 def _parser(argv:list=None)->argparse.ArgumentParser:
     "The `lmc` parser; `report`'s options are read from `ReportConfig` (which imports torch) only when `argv` names it."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -158,7 +167,7 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
                                 epilog=_EXIT_CODES)
     p.add_argument('--version', action='version', version=f'lmc-nb {lmc_nb.__version__}')
     p.add_argument('--debug', action='store_true', help='show Python tracebacks instead of one-line errors')
-    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,align,sweep,pairs,bench}')
+    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,align,sweep,pairs,bench,reproduce}')
     r = _sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES)
     if 'report' in argv: _report_args(r)
     _align_args(_sub(sub, 'align', 'align checkpoint B of any model onto A (its symmetry derived and proved); barriers before and after', _EXIT_CODES))
@@ -167,6 +176,8 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
     b.add_argument('names', nargs='*', default=['interp', 'train', 'match', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
     b.add_argument('--quick', action='store_true', help='only the small cases')
+    _reproduce_args(_sub(sub, 'reproduce', "run a reproduction notebook (2x_*) at the smoke, cpu or paper scale, resumable from its caches; "
+                         "no name (or --plan): the list with time estimates on one GPU", _EXIT_CODES))
     return p
 
 # %% ../nbs/12b_cli.ipynb #78d0a263
@@ -215,6 +226,13 @@ def _run(a)->int:
         st = [r.get('status') for r in rows]
         print(f"{st.count('complete')} complete, {st.count('failed')} failed, {st.count('partial')} partial; table: {Path(a.root) / 'results.csv'}")
         return 0 if st.count('complete') == len(st) else 1
+    if a.cmd == 'reproduce':
+        from lmc_nb.reproduce import plan_markdown, run_reproduction
+        if a.plan or not a.name: print(plan_markdown()); return 0
+        try: run_reproduction(a.name, a.scale, a.out, a.nbs, a.timeout, progress=not a.quiet)
+        except ImportError as e: raise ValueError(str(e)) from None
+        except RuntimeError as e: print(str(e), file=sys.stderr); return 1
+        return 0
     if a.cmd == 'pairs':
         from lmc_nb.pairs import pair_table
         rows = pair_table(a.zoo, _list(a.align), a.pairs, a.seed, a.lams, progress=not a.quiet)
