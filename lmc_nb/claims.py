@@ -14,7 +14,8 @@ from .nnutil import mean_ci
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'argmax_estimate', 'trend_verdict', 'compare_verdict', 'bound_verdict', 'scale_ladder', 'plot_ladder',
-           'claim', 'ledger_markdown', 'write_claims', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'read_claims', 'ledger_counts', 'ledger_figure',
+           'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -280,8 +281,8 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     meet = None
     if (hi < 0 if s > 0 else lo > 0):
         verdict = 'gap closes with scale'; u_star = um - G / b
-        meet = inv(u_star) if u_star < 308 else math.inf
-        summary = f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" + (f" (paper: {paper_scale:g})" if up is not None else '')
+        meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
+        summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if up is not None else '')
     elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
     elif up is not None and (G + (lo if s > 0 else hi) * (up - um)) * s > 0:
         verdict = 'persists'
@@ -347,12 +348,31 @@ def write_claims(rows:list, name:str, # rows and the notebook's name (e.g. '22_n
     text = json.dumps([asdict(r) for r in rows], indent=1, allow_nan=False)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
+def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for that row by this notebook
+                  name:str, # the measuring notebook's name (e.g. '25a_ig_stitch_ladder')
+                  folder=None, # default: the `claims/` folder beside the notebooks (the file goes to its `ladders/`)
+                 )->Path: # the file written, or None below the cpu scale
+    "Store scale ladders measured apart from their rows in `<folder>/ladders/<name>.json`, only at the cpu scale; `read_claims` joins them to their rows."
+    for k, lad in ladders.items():
+        if not isinstance(lad, dict) or not {'verdict', 'summary', 'slope', 'ci', 'rule'} <= set(lad): raise ValueError(f"write_ladders: {k!r} is not a scale_ladder result")
+    if scale() != 'cpu': return None
+    folder = Path(folder or 'claims') / 'ladders'; folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({k: {**v, 'source': name} for k, v in ladders.items()}, indent=1, allow_nan=False)
+    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+
 def read_claims(folder='claims')->list:
-    "Every notebook's rows, as `Claim`s with their source notebook in `.source`."
+    "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a ladder stored apart (`write_ladders`) joins the departing row it names."
     out = []
     for f in sorted(Path(folder).glob('*.json')):
         for d in json.loads(f.read_text()):
             c = Claim(**{'rules': 1, **d}); c.source = f.stem; out.append(c)
+    for f in sorted((Path(folder) / 'ladders').glob('*.json')):
+        for k, lad in json.loads(f.read_text()).items():
+            rows = [r for r in out if r.id == k]
+            if len(rows) != 1: raise ValueError(f"{f}: the ladder for {k!r} names {len(rows)} ledger rows; it must name exactly one")
+            r = rows[0]
+            if r.ladder is not None: raise ValueError(f"{f}: {k!r} has a ladder from its own notebook already")
+            if r.verdict == 'departs' and r.rules == RULEBOOK: r.ladder = lad      # as `claim`: a ladder explains a departure
     return out
 
 def ledger_counts(rows:list, earlier:bool=False)->dict:

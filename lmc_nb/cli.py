@@ -154,7 +154,7 @@ def _pairs_args(q):
 def _reproduce_args(r):
     r.add_argument('name', nargs='?', help="which reproduction: '22', '22_ni_swap_costs' or a notebook path")
     r.add_argument('--scale', default='paper', choices=('smoke', 'cpu', 'paper'), help='the scale to run (default: paper, for a GPU machine)')
-    r.add_argument('--out', help='the executed notebook (default: <name>.<scale>.ipynb beside the source)')
+    r.add_argument('--out', help='the executed notebook (default: _runs/<name>.<scale>.ipynb beside the source)')
     r.add_argument('--nbs', help="the notebooks folder (default: ./nbs or .)")
     r.add_argument('--timeout', type=_positive(int), help='per-cell timeout in seconds (default: none)')
     r.add_argument('--plan', action='store_true', help='print the reproductions, their paper scale and time estimates, and stop')

@@ -49,7 +49,7 @@ def find_notebook(name:str, # '22', '22_ni_swap_costs' or a path to the notebook
 # %% ../nbs/12d_reproduce.ipynb #65b9d18b
 def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
                      scale:str='paper', # smoke | cpu | paper
-                     out:Path=None, # the executed notebook (default: `<name>.<scale>.ipynb` beside the source)
+                     out:Path=None, # the executed notebook (default: `_runs/<name>.<scale>.ipynb` beside the source)
                      nbs:Path=None, timeout:int=None, # per-cell timeout in seconds (None: none)
                      progress:bool=True,
                     )->Path:
@@ -58,7 +58,8 @@ def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
     src = find_notebook(name, nbs)
     try: import nbformat; from nbclient import NotebookClient; from nbclient.exceptions import CellExecutionError
     except ImportError as e: raise ImportError(f"running a notebook needs nbclient and ipykernel: pip install nbclient ipykernel ({e})") from None
-    out = Path(out) if out else src.with_name(f"{src.stem}.{scale}.ipynb")
+    out = Path(out) if out else src.parent / '_runs' / f"{src.stem}.{scale}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
     if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
     nb = nbformat.read(src, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == 'code']
