@@ -246,14 +246,15 @@ def bound_verdict(values:list, # independent measurements
     return Verdict(m, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #aca64681
-def _slope(x:list, y:list)->tuple:
-    "Least-squares intercept, slope and the slope's 95 % t half-width (n − 2 degrees of freedom)."
+def _slope(x:list, y:list, at:float=None)->tuple:
+    "Least-squares intercept, slope and the slope's 95 % t half-width (n − 2 degrees of freedom); with `at`, also the fitted line's 95 % half-width there."
     from scipy.stats import t
     x, y = [float(v) for v in x], [float(v) for v in y]; n = len(x)
     mx, my = sum(x) / n, sum(y) / n
     sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
-    res = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y))
-    return my - b * mx, b, float(t.ppf(0.975, n - 2)) * math.sqrt(res / (n - 2) / sxx)
+    s2 = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (n - 2); q = float(t.ppf(0.975, n - 2))
+    out = (my - b * mx, b, q * math.sqrt(s2 / sxx))
+    return out if at is None else out + (q * math.sqrt(s2 * (1 / n + (at - mx) ** 2 / sxx)),)
 
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
                  scales:list, # the points on the axis (≥ 3 distinct)
@@ -270,27 +271,27 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     pts = [(f(s), float(v) - target) for s, vs in zip(scales, values) for v in vs]
     if any(not math.isfinite(g) for _, g in pts): raise ValueError("scale_ladder: non-finite measurement")
     if len(pts) < 4: raise ValueError(f"scale_ladder: {len(pts)} measurements leave no interval for the slope")
-    a, b, h = _slope(*zip(*pts))
-    lo, hi = b - h, b + h; um = max(f(s) for s in scales); G = a + b * um
     up = None if paper_scale is None else f(paper_scale)
+    a, b, h, *hp = _slope(*zip(*pts), at=up)
+    lo, hi = b - h, b + h; um = max(f(s) for s in scales); G = a + b * um
     rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; closes if the slope's 95 % interval excludes 0 on the side that "
-            "shrinks the gap; persists if it excludes 0 on the widening side" + (", or if even the most favourable slope leaves a gap "
-            "of the same sign at the paper's scale" if up is not None else '') + "; else unclear")
+            "shrinks the gap; persists if it excludes 0 on the widening side" + (", or if the 95 % confidence interval of the fitted gap "
+            "at the paper's scale excludes 0 (with the sign of the gap we measured)" if up is not None else '') + "; else unclear")
     s = 1 if G > 0 else -1
     inv = (lambda u: 10 ** u) if log else (lambda u: u)
-    meet = None
+    meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
     if (hi < 0 if s > 0 else lo > 0):
         verdict = 'gap closes with scale'; u_star = um - G / b
         meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
         summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if up is not None else '')
     elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
-    elif up is not None and (G + (lo if s > 0 else hi) * (up - um)) * s > 0:
+    elif gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
         verdict = 'persists'
-        summary = f"even the most favourable slope leaves a gap of {G + (lo if s > 0 else hi) * (up - um):+.3g} at the paper's {axis} ({paper_scale:g})"
+        summary = f"the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
     else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
     return dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
-                log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, meet=meet, verdict=verdict, summary=summary, rule=rule)
+                log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary, rule=rule)
 
 def plot_ladder(lad:dict, ax=None, title:str=None):
     "The gap to the paper's value against scale, with the fit of eq. 1 extended to the paper's scale."
@@ -304,6 +305,8 @@ def plot_ladder(lad:dict, ax=None, title:str=None):
     us = [f(min(xs)), f(max(xs)), f(end)]; line = (lambda u: 10 ** u) if lad['log'] else (lambda u: u)
     ax.plot([line(u) for u in us[:2]], [lad['intercept'] + lad['slope'] * u for u in us[:2]], '-', color='C1', label=f"fit: {lad['verdict']}")
     if us[2] > us[1]: ax.plot([line(u) for u in us[1:]], [lad['intercept'] + lad['slope'] * u for u in us[1:]], ':', color='C1')
+    gp = lad.get('gap_paper')
+    if gp: ax.errorbar([lad['paper_scale']], [gp[1]], [[gp[1] - gp[0]], [gp[2] - gp[1]]], fmt='s', mfc='none', color='C1', capsize=3, label="fit at the paper's scale (eq. 2)")
     ax.axhline(0, color='k', lw=0.8, label="paper's value")
     if lad['paper_scale']: ax.axvline(lad['paper_scale'], color='C3', ls='--', lw=0.8, label="paper's scale")
     if lad['log']: ax.set_xscale('log')
