@@ -6,6 +6,7 @@
 from __future__ import annotations
 import os, json, time
 from pathlib import Path
+from unittest.mock import patch
 from .checkpoint import write_atomic
 
 # %% auto #0
@@ -64,22 +65,19 @@ def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
     if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
     nb = nbformat.read(src, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == 'code']
-    old = os.environ.get('LMC_SCALE'); os.environ['LMC_SCALE'] = scale           # the kernel inherits the environment
+    env = {'LMC_SCALE': scale,                                                  # the kernel inherits the environment: the scale,
+           'MPLBACKEND': 'module://matplotlib_inline.backend_inline'}          # and inline figures (a caller's MPLBACKEND=Agg dropped every one)
     client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(src.parent)}})
     save = lambda: write_atomic(out, lambda f: f.write_text(nbformat.writes(nb)))
     from tqdm.auto import tqdm
     t0 = time.perf_counter(); times = {}
-    try:
-        with client.setup_kernel():
-            for i in tqdm(code, desc=f"{src.stem} @ {scale}", unit='cell', disable=not progress):
-                t = time.perf_counter()
-                try: client.execute_cell(nb.cells[i], i)
-                except CellExecutionError as e:
-                    save(); raise RuntimeError(f"lmc reproduce: cell {i} of {src.name} failed at scale {scale}; output so far in {out}:\n{str(e)[-2000:]}") from None
-                times[i] = time.perf_counter() - t; save()
-    finally:
-        if old is None: os.environ.pop('LMC_SCALE', None)
-        else: os.environ['LMC_SCALE'] = old
+    with patch.dict(os.environ, env), client.setup_kernel():
+        for i in tqdm(code, desc=f"{src.stem} @ {scale}", unit='cell', disable=not progress):
+            t = time.perf_counter()
+            try: client.execute_cell(nb.cells[i], i)
+            except CellExecutionError as e:
+                save(); raise RuntimeError(f"lmc reproduce: cell {i} of {src.name} failed at scale {scale}; output so far in {out}:\n{str(e)[-2000:]}") from None
+            times[i] = time.perf_counter() - t; save()
     slow = sorted(times.items(), key=lambda kv: -kv[1])[:3]
     if progress: print(f"{src.name} at {scale}: {time.perf_counter() - t0:.0f} s; slowest cells " + ", ".join(f"{i} ({s:.0f} s)" for i, s in slow) + f"; written to {out}")
     return out
