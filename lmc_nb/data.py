@@ -134,16 +134,20 @@ def gmm_params(d:int=128, # ambient dimension
                k:int=8, # intrinsic dimension
                n_classes:int=5, # number of mixture components
                sep:float=1.0, # class separation sigma_sep
-               s_min:float=0.25, # smallest noise scale (largest is 1)
+               s_min:float=0.25, # smallest noise scale (largest is 1); `scales='logspace'` only
                seed:int=0, # the data-set seed
+               scales:str='logspace', # noise scales s: 'logspace' (1 down to s_min) or 'halfnormal' (|N(0, 1)| per direction, as NI's published code)
               )->dict: # mu (C, k), Q (C, k, k), s (k,), P (d, k)
     "Parameters of NI's Gaussian mixture (G.6), drawn from `seed`."
     if not 1 <= k <= d: raise ValueError(f"gmm_params: need 1 <= k <= d, got k={k}, d={d}")
     if n_classes < 2: raise ValueError(f"gmm_params: need n_classes >= 2, got {n_classes}")
+    if scales not in ('logspace', 'halfnormal'): raise ValueError(f"gmm_params: scales must be 'logspace' or 'halfnormal', got {scales!r}")
+    if scales == 'halfnormal' and s_min != 0.25: raise ValueError("gmm_params: s_min sets the 'logspace' scales; 'halfnormal' draws them")
     g = torch.Generator().manual_seed(seed)
     mu = sep * torch.randn(n_classes, k, generator=g, dtype=torch.float64)
     Q = torch.stack([_orthogonal(k, g) for _ in range(n_classes)])
-    s = torch.logspace(0, math.log10(s_min), k, dtype=torch.float64) if k > 1 else torch.ones(1, dtype=torch.float64)
+    if scales == 'halfnormal': s = torch.randn(k, generator=g, dtype=torch.float64).abs()
+    else: s = torch.logspace(0, math.log10(s_min), k, dtype=torch.float64) if k > 1 else torch.ones(1, dtype=torch.float64)
     P = _orthogonal(d, g, k)
     return dict(mu=mu, Q=Q, s=s, P=P)
 
@@ -151,9 +155,10 @@ def gmm_params(d:int=128, # ambient dimension
 def gaussian_mixture(n:int=50_000, # number of samples
                      d:int=128, k:int=8, n_classes:int=5, sep:float=1.0, s_min:float=0.25,
                      seed:int=0, # seeds the mixture's parameters and the samples
+                     scales:str='logspace', # `gmm_params`: 'logspace' or 'halfnormal'
                     )->Data: # X (n, d) float32, y (n,) int64
     "Samples of NI's Gaussian mixture (G.6, eq. 274)."
-    p = gmm_params(d, k, n_classes, sep, s_min, seed)
+    p = gmm_params(d, k, n_classes, sep, s_min, seed, scales)
     g = torch.Generator().manual_seed(seed + 1)
     y = torch.randint(0, n_classes, (n,), generator=g)
     eps = torch.randn(n, k, generator=g, dtype=torch.float64) * p['s']
