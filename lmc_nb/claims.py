@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
-import json, math, os
+import json, math, os, statistics
 from dataclasses import dataclass, asdict
 from pathlib import Path
 from .checkpoint import write_atomic
@@ -96,7 +96,8 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
     if not band > 0: raise ValueError(f"band_verdict: band must be > 0, got {band!r}")
     if target == 0: qual = f"|mean| ≤ {3 * band:g} (3 bands)"
     else: qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
-    rule = (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}; "
+    rule = (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}"
+            + ("" if target == 0 else "; either needs a 95 % interval that excludes 0 (no effect)") + "; "
             f"inconclusive if the 95 % interval reaches [{target - band:g}, {target + band:g}]; else departs; "
             + ("n = 0: not run" if exact else "fewer than 2 values (no interval): not run"))
     if estimate is not None:
@@ -111,11 +112,12 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
         if exact and len(values) != 1: raise ValueError(f"band_verdict: exact= is for one exact value, got {len(values)}")
         m, ci = _mean_ci(values)
         if exact: rule += f"; exact, no interval: {exact}"
+    none = target != 0 and ci is not None and ci[0] <= 0 <= ci[1]        # the interval holds "no effect": the run cannot show the paper's
     near = abs(m) <= 3 * band if target == 0 else m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
-    if abs(m - target) <= band: return Verdict(m, ci, 'reproduced', rule)
-    if near: return Verdict(m, ci, 'qualitative', rule)
+    if abs(m - target) <= band and not none: return Verdict(m, ci, 'reproduced', rule)
+    if near and not none: return Verdict(m, ci, 'qualitative', rule)
     if ci is not None and _reaches(ci, target - band, target + band):
-        sd = (ci[1] - ci[0]) / 2 / 1.96 * math.sqrt(len(values)) if estimate is None else None
+        sd = statistics.stdev(values) if estimate is None else None
         eff = abs(target) if target else band
         need = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
                 else f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it")
