@@ -276,20 +276,21 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     up = None if paper_scale is None else f(paper_scale)
     a, b, h, *hp = _slope(*zip(*pts), at=up)
     lo, hi = b - h, b + h; um = max(f(s) for s in scales); G = a + b * um
-    rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; closes if the slope's 95 % interval excludes 0 on the side that "
-            "shrinks the gap; persists if it excludes 0 on the widening side" + (", or if the 95 % confidence interval of the fitted gap "
-            "at the paper's scale excludes 0 (with the sign of the gap we measured)" if up is not None else '') + "; else unclear")
+    rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; persists if " + ("the 95 % confidence interval of the fitted gap at the "
+            "paper's scale excludes 0 (with the sign of the gap we measured: a gap that shrinks too slowly to close by then still persists), or if " if up is not None else '')
+            + "the slope's 95 % interval excludes 0 on the widening side; otherwise closes if it excludes 0 on the side that shrinks the gap; else unclear")
     s = 1 if G > 0 else -1
     inv = (lambda u: 10 ** u) if log else (lambda u: u)
     meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
-    if (hi < 0 if s > 0 else lo > 0):
+    shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'does not shrink significantly'
+    if gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
+        verdict = 'persists'
+        summary = f"the gap {shrinks} with {axis}, and the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
+    elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
+    elif (hi < 0 if s > 0 else lo > 0):
         verdict = 'gap closes with scale'; u_star = um - G / b
         meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
         summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if up is not None else '')
-    elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
-    elif gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
-        verdict = 'persists'
-        summary = f"the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
     else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
     return dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
