@@ -16,20 +16,20 @@ __all__ = ['SCALES', 'REPRODUCTIONS', 'plan_markdown', 'find_notebook', 'run_rep
 SCALES = ('smoke', 'cpu', 'paper')     # as `claims.SCALES` (13_claims tests that they agree)
 
 REPRODUCTIONS = {   # notebook → what the paper scale runs, and the estimates described above
- '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', gpu_h=4.0, cpu_h=1.0),
- '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=0.7),
- '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.2),
- '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.3),
+ '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', gpu_h=4.0, cpu_h=3.0),
+ '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=0.4),
+ '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
+ '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', gpu_h=12.0, cpu_h=2.0),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', gpu_h=8.0, cpu_h=2.0),
- '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', gpu_h=3.0, cpu_h=1.3),
+ '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', gpu_h=3.0, cpu_h=1.5),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs, 6 seeds, full data', gpu_h=6.0, cpu_h=1.0),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', gpu_h=10.0, cpu_h=1.5),
 }
 
 def plan_markdown()->str:
     "The reproductions with their paper scale and time estimates, as a Markdown table."
-    L = ["| notebook | paper scale | est. GPU hours (paper) | cpu-scale hours here (2 cores) |", "|---|---|---|---|"]
+    L = ["| notebook | paper scale | est. GPU hours (paper) | cpu-scale hours here (one core) |", "|---|---|---|---|"]
     L += [f"| `{k}` | {v['paper']} | ≈ {v['gpu_h']:g} | ≈ {v['cpu_h']:g} |" for k, v in REPRODUCTIONS.items()]
     return '\n'.join(L) + f"\n\nAll: ≈ {sum(v['gpu_h'] for v in REPRODUCTIONS.values()):g} GPU hours (estimates, see above)."
 
