@@ -23,7 +23,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs, and the estimates 
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', gpu_h=12.0, cpu_h=2.0),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', gpu_h=8.0, cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', gpu_h=3.0, cpu_h=1.5),
- '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs, 6 seeds, full data', gpu_h=6.0, cpu_h=1.0),
+ '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs, 6 seeds, full data', gpu_h=6.0, cpu_h=1.2),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', gpu_h=10.0, cpu_h=1.5),
 }
 
