@@ -63,6 +63,16 @@ def _mean_ci(xs:list, level:float=0.95)->tuple:
     s = mean_ci(xs, level)
     return s['mean'], None if s['ci_low'] is None else [s['ci_low'], s['ci_high']]
 
+def _slope(x:list, y:list, at:float=None)->tuple:
+    "Least-squares intercept, slope and the slope's 95 % t half-width (n − 2 degrees of freedom); with `at`, also the fitted line's 95 % half-width there."
+    from scipy.stats import t
+    x, y = [float(v) for v in x], [float(v) for v in y]; n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
+    s2 = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (n - 2); q = float(t.ppf(0.975, n - 2))
+    out = (my - b * mx, b, q * math.sqrt(s2 / sxx))
+    return out if at is None else out + (q * math.sqrt(s2 * (1 / n + (at - mx) ** 2 / sxx)),)
+
 def pairs_for(sd:float, # the spread of one measurement (its standard deviation over independent pairs)
               half:float, # the 95 % half-width wanted
               have:int=None, # the pairs measured so far (printed beside the answer)
@@ -150,7 +160,6 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
                   effect:float=None, # the size of the paper's slope, if it states one (None: a direction only)
                  )->Verdict: # (slope, ci, verdict, rule)
     "Least-squares slope of y on x with a t interval: reproduced if significant with the paper's sign, departs if significant the other way (or excluding the paper's `effect`), else inconclusive."
-    from scipy.stats import t
     if sign not in (1, -1): raise ValueError(f"trend_verdict: sign must be +1 (rises) or -1 (falls), got {sign!r}; a claim needs a direction")
     word = 'rises' if sign > 0 else 'falls'
     if effect is not None and not (math.isfinite(effect) and effect > 0): raise ValueError(f"trend_verdict: effect must be a positive size, got {effect!r}")
@@ -162,11 +171,7 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     if bad: raise ValueError(f"trend_verdict: non-finite point(s) {bad[:3]}: no slope, no verdict from them")
     n = len(x)
     if n < 3 or len(set(x)) < 2: return None, None, 'not run', rule
-    try:
-        mx, my = sum(x) / n, sum(y) / n
-        sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
-        res = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)); se = math.sqrt(res / (n - 2) / sxx)
-        h = float(t.ppf(0.975, n - 2)) * se; lo, hi = b - h, b + h
+    try: _, b, h = _slope(x, y); lo, hi = b - h, b + h                          # eq. 1's least squares, as the scale ladders use
     except OverflowError: b = lo = hi = math.inf
     if not all(map(math.isfinite, (b, lo, hi))): raise ValueError("trend_verdict: the data overflow float64 (values near 1e308): no slope from them")
     if (lo > 0 if sign > 0 else hi < 0): return Verdict(b, [lo, hi], 'reproduced', rule)
@@ -248,16 +253,6 @@ def bound_verdict(values:list, # independent measurements
     return Verdict(m, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #aca64681
-def _slope(x:list, y:list, at:float=None)->tuple:
-    "Least-squares intercept, slope and the slope's 95 % t half-width (n − 2 degrees of freedom); with `at`, also the fitted line's 95 % half-width there."
-    from scipy.stats import t
-    x, y = [float(v) for v in x], [float(v) for v in y]; n = len(x)
-    mx, my = sum(x) / n, sum(y) / n
-    sxx = sum((a - mx) ** 2 for a in x); b = sum((a - mx) * (c - my) for a, c in zip(x, y)) / sxx
-    s2 = sum((c - my - b * (a - mx)) ** 2 for a, c in zip(x, y)) / (n - 2); q = float(t.ppf(0.975, n - 2))
-    out = (my - b * mx, b, q * math.sqrt(s2 / sxx))
-    return out if at is None else out + (q * math.sqrt(s2 * (1 / n + (at - mx) ** 2 / sxx)),)
-
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
                  scales:list, # the points on the axis (≥ 3 distinct)
                  values:list, # per scale, the independent measurements there
