@@ -92,6 +92,11 @@ def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->str:
     if n is None: return f"no finite number of {per}: {what} is 0"
     return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})"
 
+def _no_count(measured:float, what:str)->str:
+    "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: it gives no size to count for."
+    return (f"no count: the measured {what} ({measured:.3g}) is 0 or points away from the paper's direction, and the paper gives no size; "
+            f"pass `effect=` (the size read off the paper's figure) to count the pairs that would show it")
+
 def _reaches(ci:list, lo:float, hi:float)->bool: return ci[0] <= hi and ci[1] >= lo
 
 def band_verdict(values:list, # our independent measurements (None with `estimate`)
@@ -176,11 +181,10 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     if not all(map(math.isfinite, (b, lo, hi))): raise ValueError("trend_verdict: the data overflow float64 (values near 1e308): no slope from them")
     if (lo > 0 if sign > 0 else hi < 0): return Verdict(b, [lo, hi], 'reproduced', rule)
     if (hi < 0 if sign > 0 else lo > 0) or (effect is not None and not lo <= sign * effect <= hi): return Verdict(b, [lo, hi], 'departs', rule)
-    e = effect if effect is not None else abs(b)                                # the half-width shrinks like 1/√n for more points like these
-    n_new = math.ceil(n * (h / (e / 2)) ** 2) if e > 0 else None
+    e = effect if effect is not None else sign * b                              # the half-width shrinks like 1/√n for more points like these
     what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
-    need = (f"≈ {n_new} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if n_new
-            else "no finite number of points: the measured slope is 0 and the paper gives no size")
+    need = (f"≈ {math.ceil(n * (h / (e / 2)) ** 2)} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
+            else _no_count(b, 'slope'))
     return Verdict(b, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
@@ -212,7 +216,7 @@ def _no_difference(a:list, b:list, band:float=None)->tuple:
 def compare_verdict(a:list, b:list, # independent measurements of two conditions
                     paper_diff:float, # the paper's mean(b) − mean(a); its sign is the claimed direction
                     band:float=None, # |ours − paper| ≤ band is a reproduction; None: direction only
-                    effect:float=None, # direction only: the size of the paper's effect, for `need` (None: our measured difference)
+                    effect:float=None, # direction only: the size of the paper's effect, for `need` (None: our measured difference, if it points the paper's way)
                    )->Verdict: # (mean(b) − mean(a), ci, verdict, rule)
     "Welch interval of mean(b) − mean(a): right direction and significant → reproduced (or qualitative outside `band`); the other way, or excluding the paper's band, → departs; else inconclusive. paper_diff = 0 is judged two-sided."
     if not math.isfinite(paper_diff): raise ValueError(f"compare_verdict: the paper's difference must be a finite number, got {paper_diff!r}")
@@ -230,10 +234,10 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     if (hi < 0 if paper_diff > 0 else lo > 0) or (band is not None and not _reaches([lo, hi], paper_diff - band, paper_diff + band)):
         return Verdict(d, [lo, hi], 'departs', rule)
     e, what = ((paper_diff, "the paper's difference") if band is not None else (effect, "the paper's effect") if effect is not None
-               else (d, 'the measured difference (the paper gives a direction only)'))
+               else (d if d * paper_diff > 0 else 0, 'the measured difference (the paper gives a direction only)'))
     n = pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(e) / 2 / math.sqrt(2)) if e else None   # n per side: half-width ≈ t·σ·√(2/n)
     need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else "no finite number of pairs: the measured difference is 0 and the paper gives no size")
+            else _no_count(d, 'difference'))
     return Verdict(d, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
@@ -274,7 +278,7 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; persists if " + ("the 95 % confidence interval of the fitted gap at the "
             "paper's scale excludes 0 (with the sign of the gap we measured: a gap that shrinks too slowly to close by then still persists), or if " if up is not None else '')
             + "the slope's 95 % interval excludes 0 on the widening side; otherwise closes if it excludes 0 on the side that shrinks the gap; else unclear")
-    s = 1 if G > 0 else -1
+    s = 1 if sum(sum(float(v) - target for v in vs) / len(vs) for vs in values) > 0 else -1   # the departure's side: the rungs' mean gap (the fit's end may already have crossed 0)
     inv = (lambda u: 10 ** u) if log else (lambda u: u)
     meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
     shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'does not shrink significantly'
