@@ -17,10 +17,10 @@ SCALES = ('smoke', 'cpu', 'paper')     # as `claims.SCALES` (13_claims tests tha
 
 REPRODUCTIONS = {   # notebook → what the paper scale runs, and the estimates described above
  '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', gpu_h=4.0, cpu_h=3.0),
- '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=0.4),
+ '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=0.8),
  '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
- '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', gpu_h=12.0, cpu_h=2.0),
+ '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', gpu_h=12.0, cpu_h=4.5),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', gpu_h=8.0, cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', gpu_h=3.0, cpu_h=1.5),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs, 6 seeds, full data', gpu_h=6.0, cpu_h=1.2),
