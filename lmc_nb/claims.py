@@ -7,15 +7,16 @@ from __future__ import annotations
 import json, math, os, statistics
 from dataclasses import dataclass, asdict
 from pathlib import Path
+from typing import NamedTuple
 from .checkpoint import write_atomic
 from .nnutil import mean_ci
 
 
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
-           'argmax_estimate', 'trend_verdict', 'compare_verdict', 'bound_verdict', 'scale_ladder', 'plot_ladder',
-           'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'read_claims', 'ledger_counts', 'ledger_figure',
-           'cached_json']
+           'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
+           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'read_claims',
+           'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -115,11 +116,13 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
             + ("" if target == 0 else "; either needs a 95 % interval that excludes 0 (no effect)") + "; "
             f"inconclusive if the 95 % interval reaches [{target - band:g}, {target + band:g}]; else departs; "
             + ("n = 0: not run" if exact else "fewer than 2 values (no interval): not run"))
+    ends = None
     if estimate is not None:
         if values is not None: raise ValueError("band_verdict: give values or an estimate, not both")
-        m, ci, how = estimate; m = float(m)
+        m, ci, how = estimate[:3]; m = float(m); ends = getattr(estimate, 'ends', None)
         if ci is None or not all(map(math.isfinite, (m, *ci))) or not ci[0] <= m <= ci[1]: raise ValueError(f"band_verdict: estimate {m!r} with interval {ci!r} is not a finite value inside a finite interval")
         ci = [float(ci[0]), float(ci[1])]; rule += f"; interval: {how}"
+        if ends: rule += f"; an argmax interval that reaches an end of the grid ({ends[0]:g} or {ends[1]:g}) shows no peak: never reproduced"
     else:
         values = list(values or [])
         if not values: return Verdict(None, None, 'not run', rule)
@@ -128,6 +131,7 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
         m, ci = _mean_ci(values)
         if exact: rule += f"; exact, no interval: {exact}"
     none = target != 0 and ci is not None and ci[0] <= 0 <= ci[1]        # the interval holds "no effect": the run cannot show the paper's
+    if ends: none = ci[0] <= ends[0] or ci[1] >= ends[1]                  # an argmax's "no effect": the curve may be monotone on the grid
     near = abs(m) <= 3 * band if target == 0 else m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
     if abs(m - target) <= band and not none: return Verdict(m, ci, 'reproduced', rule)
     if near and not none: return Verdict(m, ci, 'qualitative', rule)
@@ -135,29 +139,61 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
         sd = statistics.stdev(values) if estimate is None else None
         eff = abs(target) if target else band
         need = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
-                else f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it")
+                else getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it")
         return Verdict(m, ci, 'inconclusive', rule, need)
     return Verdict(m, ci, 'departs', rule)
 
 # %% ../nbs/13_claims.ipynb #901b5da8
+class Estimate(NamedTuple):
+    "An interval computed otherwise than from a mean (a bootstrap): `band_verdict`'s `estimate`."
+    value:float; ci:list; how:str
+    ends:tuple=None   # an argmax's grid ends: an interval that reaches one shows no peak
+    need:str=''       # the count that would settle it (eq. 2)
+
 def argmax_estimate(xs:list, # the grid (e.g. widths)
                     samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
                     stat=None, # rows -> a number (default: the mean); e.g. a ratio of two columns' means
                     n_boot:int=2000, seed:int=0,
                     unit:float=1.0, # divide the grid by this (e.g. k, to report m/k)
-                   )->tuple: # (argmax, [low, high], how): an `estimate` for `band_verdict`
-    "The grid point where `stat` peaks, with a percentile-bootstrap 95 % interval over the pairs at each point."
+                    effect:float=None, # the interior lead read off the paper's figure, for the count (None: ours, if positive)
+                   )->Estimate: # (argmax, [low, high], how, ends, need): an `estimate` for `band_verdict`
+    "The grid point where `stat` peaks, with a percentile-bootstrap 95 % interval over the pairs at each point, and the pairs that would show the peak (eq. 2)."
     import numpy as np
     if len(xs) != len(samples) or len(xs) < 2: raise ValueError(f"argmax_estimate: {len(xs)} grid points, {len(samples)} samples: need ≥ 2 of each, equal")
+    if list(xs) != sorted(set(xs)): raise ValueError(f"argmax_estimate: the grid must be increasing, got {list(xs)}")
+    if effect is not None and not (math.isfinite(effect) and effect > 0): raise ValueError(f"argmax_estimate: effect must be a positive size, got {effect!r}")
     S = [np.asarray(s, dtype=float) for s in samples]
     if any(len(s) < 2 for s in S): raise ValueError("argmax_estimate: every grid point needs ≥ 2 independent measurements to resample")
     if any(not np.isfinite(s).all() for s in S): raise ValueError("argmax_estimate: non-finite measurement")
     stat = stat or (lambda a: float(a.mean()))
     rng = np.random.default_rng(seed); xs = [x / unit for x in xs]
-    best = xs[int(np.argmax([stat(s) for s in S]))]
-    boots = [xs[int(np.argmax([stat(s[rng.integers(0, len(s), len(s))]) for s in S]))] for _ in range(n_boot)]
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    return best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)"
+    obs = np.array([stat(s) for s in S])
+    B = np.array([[stat(s[rng.integers(0, len(s), len(s))]) for s in S] for _ in range(n_boot)])   # one row per resample
+    best = xs[int(np.argmax(obs))]
+    lo, hi = np.percentile([xs[i] for i in B.argmax(1)], [2.5, 97.5])
+    lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
+    need = ''
+    if len(xs) > 2:
+        L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(map(len, S))
+        e = effect if effect is not None else L if L > 0 else None
+        what = "the paper's lead" if effect is not None else 'the measured lead'
+        need = (_no_count(L, 'lead of the best interior point over the best end') if e is None else
+                f"≈ {max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
+                f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
+    return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
+                    (xs[0], xs[-1]), need)
+
+def peak_verdict(xs:list, samples:list, # the grid and, per point, the independent measurements (as `argmax_estimate`)
+                 **kw, # `argmax_estimate`'s options (stat, n_boot, seed, effect)
+                )->Verdict: # (argmax, ci, verdict, rule, need)
+    "A peak somewhere inside the grid: reproduced if the bootstrap argmax interval excludes both ends; departs if it is a single end point; else inconclusive with eq. 2's count."
+    rule = ("argmax of the curve, 95 % percentile bootstrap over pairs: reproduced if the interval excludes both ends of the grid; departs "
+            "if it is a single end point; else inconclusive; fewer than 3 grid points or 2 pairs at one: not run")
+    if len(xs) < 3 or min(map(len, samples)) < 2: return Verdict(None, None, 'not run', rule)
+    pk, ci, _, (a, b), need = argmax_estimate(xs, samples, **kw)
+    if ci[0] > a and ci[1] < b: return Verdict(pk, ci, 'reproduced', rule)
+    if ci[0] == ci[1] and pk in (a, b): return Verdict(pk, ci, 'departs', rule)
+    return Verdict(pk, ci, 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #c24acb1b
 def trend_verdict(x:list, y:list, # one point per independent run: the setting and the measurement
