@@ -262,12 +262,14 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     rule = (f"paper: mean(b) − mean(a) {said}; reproduced if Welch's 95 % interval excludes 0 on that side"
             + (f" and |ours − paper| ≤ {band:g} (qualitative if only the direction holds)" if band is not None else '')
             + "; departs if it excludes 0 on the other side" + (f" or excludes [{paper_diff - band:g}, {paper_diff + band:g}]" if band is not None else '')
+            + (f" or excludes the paper's effect ({math.copysign(effect, paper_diff):g})" if band is None and effect else '')
             + "; else inconclusive; fewer than 2 per side: not run")
     if len(a) < 2 or len(b) < 2: return Verdict(None, None, 'not run', rule)
     d, lo, hi, sa, sb = _welch(a, b, sds=True)
     if (lo > 0 if paper_diff > 0 else hi < 0):
         return Verdict(d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule)
-    if (hi < 0 if paper_diff > 0 else lo > 0) or (band is not None and not _reaches([lo, hi], paper_diff - band, paper_diff + band)):
+    if ((hi < 0 if paper_diff > 0 else lo > 0) or (band is not None and not _reaches([lo, hi], paper_diff - band, paper_diff + band))
+            or (band is None and effect and (hi < effect if paper_diff > 0 else lo > -effect))):   # no effect of the paper's size, as trend_verdict
         return Verdict(d, [lo, hi], 'departs', rule)
     e, what = ((paper_diff, "the paper's difference") if band is not None else (effect, "the paper's effect") if effect is not None
                else (d if d * paper_diff > 0 else 0, 'the measured difference (the paper gives a direction only)'))
