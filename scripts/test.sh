@@ -5,12 +5,16 @@
 # being what index.ipynb says, a docs page that does not render its math and figures, any notebook that errors.
 # Also (unless LMC_SKIP_WHEEL=1): the package builds as wheel + sdist, installs from the wheel into a clean virtual
 # environment, and runs `lmc report` there. Ends with one line `N passed, M failed, K skipped`: notebooks (a notebook
-# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped) plus the docs render
-# check and the wheel check.
+# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped), plus the six checks
+# before them (sync, clean, import cells, docs pre-processing, _quarto.yml, README), the docs render check and the wheel
+# check -- so a run that exits non-zero never prints "0 failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 fail=0
+pre_pass=0; pre_fail=0   # the checks before the notebooks: each counts in the final line
+ok() { echo "ok${1:+: $1}"; pre_pass=$((pre_pass + 1)); }
+bad() { echo "FAIL: $1"; pre_fail=$((pre_fail + 1)); fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -21,30 +25,30 @@ git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/
 echo "== library in sync with the notebooks (nbdev_export)"
 if (cd "$snap" && nbdev_export >"$tmp/export.log" 2>&1); then
   if ! diff -r -q -x __pycache__ "$snap/lmc_nb" "$root/lmc_nb"; then
-    echo "FAIL: lmc_nb/ differs from what nbdev_export produces; run nbdev_export and commit"; fail=1
-  else echo "ok"; fi
-else cat "$tmp/export.log"; echo "FAIL: nbdev_export errored"; fail=1; fi
+    bad "lmc_nb/ differs from what nbdev_export produces; run nbdev_export and commit"
+  else ok; fi
+else cat "$tmp/export.log"; bad "nbdev_export errored"; fi
 
 echo "== notebooks clean (nbdev_clean)"
 if (cd "$snap" && nbdev_clean >"$tmp/clean.log" 2>&1); then
   dirty=$(cd "$snap" && for f in $(find nbs -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'); do cmp -s "$f" "$root/$f" || echo "$f"; done)
-  if [ -n "$dirty" ]; then echo "FAIL: nbdev_clean would change:"; echo "$dirty"; fail=1; else echo "ok"; fi
-else cat "$tmp/clean.log"; echo "FAIL: nbdev_clean errored"; fail=1; fi
+  if [ -n "$dirty" ]; then bad "nbdev_clean would change:"; echo "$dirty"; else ok; fi
+else cat "$tmp/clean.log"; bad "nbdev_clean errored"; fi
 
 echo "== imports in import cells (nbdev_proc_nbs runs every cell that imports; scripts/nb_lint.py says why)"
-python3 scripts/nb_lint.py || fail=1
+if python3 scripts/nb_lint.py; then pre_pass=$((pre_pass + 1)); else bad "a cell mixes imports with code (above)"; fi
 
 echo "== docs pre-processing (nbdev_proc_nbs)"
 # Without Quarto on PATH, nbdev_proc_nbs tries to download Quarto and then runs `pip install -e` on the folder it is
 # in (here the snapshot): a no-op `quarto` shim for this one step keeps it from touching the machine.
 mkdir -p "$tmp/bin"; printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/quarto"; chmod +x "$tmp/bin/quarto"
-if (cd "$snap" && PATH="$tmp/bin:$PATH" nbdev_proc_nbs >"$tmp/proc.log" 2>&1); then echo "ok"
-else tail -20 "$tmp/proc.log"; echo "FAIL: nbdev_proc_nbs errored"; fail=1; fi
+if (cd "$snap" && PATH="$tmp/bin:$PATH" nbdev_proc_nbs >"$tmp/proc.log" 2>&1); then ok
+else grep -E '^[A-Za-z]*(Error|Exception):' "$tmp/proc.log" | head -3; tail -20 "$tmp/proc.log"; bad "nbdev_proc_nbs errored"; fi
 
 echo "== docs configuration: the top-level _quarto.yml is the one the build uses; README.md is what index.ipynb says"
-if [ "$(readlink nbs/_quarto.yml)" = "../_quarto.yml" ] && cmp -s "$snap/_proc/_quarto.yml" _quarto.yml; then echo "ok: _quarto.yml"
-else echo "FAIL: nbs/_quarto.yml must link to ../_quarto.yml (nbdev_proc_nbs copies it to _proc/)"; fail=1; fi
-python3 scripts/readme.py --check || fail=1
+if [ "$(readlink nbs/_quarto.yml)" = "../_quarto.yml" ] && cmp -s "$snap/_proc/_quarto.yml" _quarto.yml; then ok "_quarto.yml"
+else bad "nbs/_quarto.yml must link to ../_quarto.yml (nbdev_proc_nbs copies it to _proc/)"; fi
+if python3 scripts/readme.py --check; then pre_pass=$((pre_pass + 1)); else bad "README.md is not what nbs/index.ipynb says"; fi
 
 render_status=skip
 if [ -f /usr/share/javascript/mathjax/MathJax.js ] && { command -v chromium || command -v chromium-browser; } >/dev/null; then
@@ -85,5 +89,6 @@ else echo "== wheel check skipped (LMC_SKIP_WHEEL=1)"; skipped=$((skipped + 1));
 
 case $render_status in pass) passed=$((passed + 1));; fail) failed=$((failed + 1));; *) skipped=$((skipped + 1));; esac
 
+passed=$((passed + pre_pass)); failed=$((failed + pre_fail))
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $fail
