@@ -79,6 +79,7 @@ def bench_train(repeat:int=1, quick:bool=False, n_models:int=8)->list:
         samples = n_models * len(data.train) * cfg.epochs
         res.append(report_line(name, t_o, t_b, samples_per_s_ours=round(samples / t_o), samples_per_s_baseline=round(samples / t_b)))
     res.append(_bench_bf16(repeat, 256 if quick else 2048))
+    if not quick: res.append(_bench_channels_last(repeat))
     return res
 
 # %% ../nbs/12a_bench.ipynb #b94d850d
@@ -95,6 +96,19 @@ def _bench_bf16(repeat:int, width:int)->dict:
     t_b, _ = best_time(lambda: run(cfg), repeat)
     return report_line(f'train_bf16_vs_f32_mlp{width}', t_o, t_b, native_bf16=native_bf16(),
                        samples_per_s_ours=round(n / t_o), samples_per_s_baseline=round(n / t_b))
+
+def _bench_channels_last(repeat:int, n_models:int=2)->dict:
+    "Training W-asymmetric ResNet-20s (×½, NI's conv recipe) in the channels-last layout (ours) vs the default NCHW (baseline), 12 steps of batch 128 each."
+    n = 128 * 12
+    X, y = torch.randn(n, 1, 28, 28), torch.randint(0, 10, (n,))
+    data = Splits(Data(X, y), Data(X[:128], y[:128]), Data(X[:128], y[:128]), name='random-28x28', n_classes=10)
+    arch, cfg = dict(arch='resnet20', width=0.5, in_ch=1, scheme='wasym', sigma_f=2.0), TrainConfig(epochs=1, bs=128, lr=1e-2)
+    def run(cl):
+        for s in range(n_models): train(init_model(arch, s), data, replace(cfg, seed=s), progress=False, validate=False, channels_last=cl)
+    run(True); run(False)                                                   # warm both paths (oneDNN picks and caches its kernels)
+    t_b, _ = best_time(lambda: run(False), max(repeat, 2))
+    t_o, _ = best_time(lambda: run(True), max(repeat, 2))
+    return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
 
 # %% ../nbs/12a_bench.ipynb #f85e3788
 def torch_layers(model:nn.Module)->nn.Module:

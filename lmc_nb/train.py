@@ -178,6 +178,12 @@ def _train_epoch(model:nn.Module, dl:Loader, opt, cfg:TrainConfig, kind:str, ep:
         tot += loss.detach()
     return tot.item() / steps
 
+def _state_like_params(opt):
+    "Give every optimizer-state tensor its parameter's memory layout (fused optimizer kernels walk the storage of both alike)."
+    for p, st in opt.state.items():
+        for k, v in st.items():
+            if torch.is_tensor(v) and v.shape == p.shape and v.stride() != p.stride(): st[k] = torch.empty_like(p).copy_(v)
+
 # %% ../nbs/03_train.ipynb #58b8bce2
 def train(model:nn.Module, # built with `init_model` / `build_model`
           data:Splits, # train / val / test splits
@@ -185,23 +191,30 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
           ckpt=None, # folder for per-epoch checkpoints: resume from it if present
           progress:bool=True, # show a progress bar
           validate:bool=True, # evaluate on the validation split after every epoch
+          channels_last:bool=False, # conv nets: train in the channels-last memory layout (faster on CPU; rounding only, not the recipe)
          )->list: # history: one dict per epoch (train loss, val loss / acc, seconds)
     "Train `model` in place (AdamW by default, `cfg.opt`); resumable from `ckpt`; raises `NonFiniteLoss` on a NaN/inf loss."
     cfg = cfg or TrainConfig()
     kind, dev = loss_kind(cfg.loss, data), next(model.parameters()).device
-    dl = Loader(data.train.to(dev), cfg.bs, shuffle=True, seed=cfg.seed, aug=flip_crop if cfg.augment else None)
-    opt = make_optimizer(model.parameters(), cfg)
-    history, start = _resume(ckpt, model, cfg, opt, dl)
-    for ep in (bar := tqdm(range(start, cfg.epochs), desc='train', disable=not progress, leave=False)):
-        t0 = time.perf_counter()
-        rec = dict(epoch=ep + 1, train_loss=_train_epoch(model, dl, opt, cfg, kind, ep, ckpt), seconds=time.perf_counter() - t0)
-        if validate: rec.update({f'val_{k}': v for k, v in evaluate(model, data.val.to(dev), loss=kind).items()})
-        history.append(rec)
-        bar.set_postfix(loss=f"{rec['train_loss']:.4f}", **({'val_acc': f"{rec['val_acc']:.3f}"} if 'val_acc' in rec else {}))
-        if ckpt is not None:
-            tens, groups = _opt_tensors(opt)
-            save_model(model, ckpt, meta=dict(epoch=ep + 1, history=history, param_groups=groups, train=asdict(cfg)),
-                       extra_tensors={**tens, 'loader_rng': dl.gen.get_state()})
+    cl = channels_last and any(t.dim() == 4 for t in model.state_dict().values())   # only 4-d tensors have the layout: a no-op for MLPs
+    if cl: model.to(memory_format=torch.channels_last)
+    try:
+        dl = Loader(data.train.to(dev), cfg.bs, shuffle=True, seed=cfg.seed, aug=flip_crop if cfg.augment else None)
+        opt = make_optimizer(model.parameters(), cfg)
+        history, start = _resume(ckpt, model, cfg, opt, dl)
+        if cl: _state_like_params(opt)                                            # a resumed optimizer state is NCHW: fused steps need the params' layout
+        for ep in (bar := tqdm(range(start, cfg.epochs), desc='train', disable=not progress, leave=False)):
+            t0 = time.perf_counter()
+            rec = dict(epoch=ep + 1, train_loss=_train_epoch(model, dl, opt, cfg, kind, ep, ckpt), seconds=time.perf_counter() - t0)
+            if validate: rec.update({f'val_{k}': v for k, v in evaluate(model, data.val.to(dev), loss=kind).items()})
+            history.append(rec)
+            bar.set_postfix(loss=f"{rec['train_loss']:.4f}", **({'val_acc': f"{rec['val_acc']:.3f}"} if 'val_acc' in rec else {}))
+            if ckpt is not None:
+                tens, groups = _opt_tensors(opt)
+                save_model(model, ckpt, meta=dict(epoch=ep + 1, history=history, param_groups=groups, train=asdict(cfg)),
+                           extra_tensors={**tens, 'loader_rng': dl.gen.get_state()})
+    finally:
+        if cl: model.to(memory_format=torch.contiguous_format)                      # the caller gets the usual layout back, also on an error
     model.eval()
     return history
 
