@@ -93,10 +93,11 @@ def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->str:
     if n is None: return f"no finite number of {per}: {what} is 0"
     return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})"
 
-def _no_count(measured:float, what:str)->str:
-    "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: it gives no size to count for."
+def _no_count(measured:float, what:str, away:str=None)->str:
+    "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: no size to count the paper's effect for; `away`: the count that would show the measured opposite direction (a departure)."
     return (f"no count: the measured {what} ({measured:.3g}) is 0 or points away from the paper's direction, and the paper gives no size; "
-            f"pass `effect=` (the size read off the paper's figure) to count the pairs that would show it")
+            f"pass `effect=` (the size read off the paper's figure) to count the pairs that would show it"
+            + (f". To show the opposite direction instead (a departure): {away}, half of the measured {what} ({abs(measured):.3g})" if away else ''))
 
 def _reaches(ci:list, lo:float, hi:float)->bool: return ci[0] <= hi and ci[1] >= lo
 
@@ -177,7 +178,9 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
         L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(map(len, S))
         e = effect if effect is not None else L if L > 0 else None
         what = "the paper's lead" if effect is not None else 'the measured lead'
-        need = (_no_count(L, 'lead of the best interior point over the best end') if e is None else
+        away = (f"≈ {max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}"
+                if L < 0 and se > 0 else None)
+        need = (_no_count(L, 'lead of the best interior point over the best end', away) if e is None else
                 f"≈ {max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
                 f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
@@ -220,7 +223,7 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     e = effect if effect is not None else sign * b                              # the half-width shrinks like 1/√n for more points like these
     what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
     need = (f"≈ {math.ceil(n * (h / (e / 2)) ** 2)} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
-            else _no_count(b, 'slope'))
+            else _no_count(b, 'slope', f"≈ {math.ceil(n * (h / (abs(b) / 2)) ** 2)} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if b else None))
     return Verdict(b, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
@@ -275,7 +278,8 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
                else (d if d * paper_diff > 0 else 0, 'the measured difference (the paper gives a direction only)'))
     n = pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(e) / 2 / math.sqrt(2)) if e else None   # n per side: half-width ≈ t·σ·√(2/n)
     need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else _no_count(d, 'difference'))
+            else _no_count(d, 'difference', f"≈ {pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(d) / 2 / math.sqrt(2))} per side (have {len(a)}, {len(b)}) "
+                                            f"for a 95 % half-width of {abs(d) / 2:.3g}" if d else None))
     return Verdict(d, [lo, hi], 'inconclusive', rule, need)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
