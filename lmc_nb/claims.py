@@ -276,9 +276,10 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
         return Verdict(d, [lo, hi], 'departs', rule)
     e, what = ((paper_diff, "the paper's difference") if band is not None else (effect, "the paper's effect") if effect is not None
                else (d if d * paper_diff > 0 else 0, 'the measured difference (the paper gives a direction only)'))
-    n = pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(e) / 2 / math.sqrt(2)) if e else None   # n per side: half-width ≈ t·σ·√(2/n)
+    per_side = lambda eff: pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(eff) / 2 / math.sqrt(2))   # n per side: half-width ≈ t·σ·√(2/n)
+    n = per_side(e) if e else None
     need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else _no_count(d, 'difference', f"≈ {pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(d) / 2 / math.sqrt(2))} per side (have {len(a)}, {len(b)}) "
+            else _no_count(d, 'difference', f"≈ {per_side(d)} per side (have {len(a)}, {len(b)}) "
                                             f"for a 95 % half-width of {abs(d) / 2:.3g}" if d else None))
     return Verdict(d, [lo, hi], 'inconclusive', rule, need)
 
