@@ -157,6 +157,7 @@ def _reproduce_args(r):
     r.add_argument('--out', help='the executed notebook (default: _runs/<name>.<scale>.ipynb beside the source)')
     r.add_argument('--nbs', help="the notebooks folder (default: ./nbs or .)")
     r.add_argument('--timeout', type=_positive(int), help='per-cell timeout in seconds (default: none)')
+    r.add_argument('--device', default='auto', help='where training, evaluation and λ paths run: auto (a CUDA GPU if there is one), cpu, cuda or cuda:N')
     r.add_argument('--plan', action='store_true', help='print the reproductions, their paper scale and time estimates, and stop')
     r.add_argument('--quiet', action='store_true', help='no progress bar')
 
@@ -229,7 +230,7 @@ def _run(a)->int:
     if a.cmd == 'reproduce':
         from lmc_nb.reproduce import plan_markdown, run_reproduction
         if a.plan or not a.name: print(plan_markdown()); return 0
-        try: run_reproduction(a.name, a.scale, a.out, a.nbs, a.timeout, progress=not a.quiet)
+        try: run_reproduction(a.name, a.scale, a.out, a.nbs, a.timeout, progress=not a.quiet, device=a.device)
         except ImportError as e: raise ValueError(str(e)) from None
         except RuntimeError as e: print(str(e), file=sys.stderr); return 1
         return 0

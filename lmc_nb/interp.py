@@ -15,7 +15,7 @@ from .data import Data, Loader
 from .asym import asym_layers, dense_twin
 from .models import MLP
 from .train import batch_loss
-from .nnutil import has_batchnorm, batches
+from .nnutil import has_batchnorm, batches, compute_device, module_device
 
 # %% auto #0
 __all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'fit_temperature', 'ce_acc',
@@ -253,6 +253,7 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
                  method:str='auto', # 'batched', 'naive', or 'auto' (naive only for batch-norm models)
                  bn_data:Data=None, # batch-norm models: data to re-estimate statistics at each λ
                  bs:int=None, # batch size (default: sized to the memory budget)
+                 device=None, # where to compute (`compute_device`: None is `$LMC_DEVICE`, else A's device); outputs on X's device
                 )->Tensor: # (L, n, ...) outputs of the interpolated models
     "Outputs of the models $\\theta(\\lambda) = (1-\\lambda)\\theta_A + \\lambda\\theta_B$ for every λ, in one batched pass where possible."
     check_compatible(A, B)
@@ -260,12 +261,14 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
     if lams.ndim != 1 or len(lams) == 0: raise ValueError("path_outputs: pass a 1-d grid of λ values")
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"path_outputs: λ must be numbers in [0, 1], got {lams.tolist()}")
     if method not in ('auto', 'batched', 'naive'): raise ValueError(f"path_outputs: method must be 'auto', 'batched' or 'naive', got {method!r}")
-    skel = dense_twin(A).eval()
-    sa, sb = effective_state_dict(A), effective_state_dict(B)
+    home, dev = X.device, compute_device(device) or module_device(A)
+    skel = dense_twin(A).eval().to(dev)
+    sa, sb = ({k: v.to(dev) for k, v in effective_state_dict(M).items()} for M in (A, B))
+    X, bn_data = X.to(dev), bn_data.to(dev) if bn_data is not None else None
     bn = has_batchnorm(skel)
     if method == 'batched' and bn: raise ValueError("path_outputs: batch-norm models need per-λ re-estimation; use method='naive' or 'auto'")
-    if method == 'naive' or bn: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None)
-    return (_mlp_outputs if _mlp_fast_ok(skel) else _vmap_outputs)(skel, sa, sb, lams, X, bs or _eval_batch_size(sa, len(lams)))
+    if method == 'naive' or bn: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None).to(home)
+    return (_mlp_outputs if _mlp_fast_ok(skel) else _vmap_outputs)(skel, sa, sb, lams, X, bs or _eval_batch_size(sa, len(lams))).to(home)
 
 # %% ../nbs/05_interp.ipynb #60f71e4a
 def _check_finite(losses:Tensor, lams:Tensor):
@@ -324,9 +327,10 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
               cal_frac:float=0.2, cal_seed:int=0,
               bs:int=None, # evaluation batch size (default: sized to the memory budget)
               n_boot:int=0, # > 0: add 95 % bootstrap intervals of the barriers over the evaluation examples (`Curve.ci`)
+              device=None, # where the models' outputs are computed (`path_outputs`)
              )->Curve:
     "Loss / accuracy / calibrated loss along the linear path between `A` and `B`."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
-    out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs)
+    out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs, device)
     return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed, n_boot)

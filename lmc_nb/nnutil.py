@@ -4,7 +4,7 @@
 
 # %% ../nbs/01a_nnutil.ipynb #380e07f8
 from __future__ import annotations
-import math, warnings
+import math, os, warnings
 from pathlib import Path
 from contextlib import contextmanager
 import torch
@@ -12,9 +12,10 @@ from torch import nn, Tensor
 from .asym import SigmaAsym
 
 # %% auto #0
-__all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'GaussianRBF', 'Cube', 'parse_activation',
-           'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'call_model', 'model_outputs', 'batches',
-           'native_bf16', 'autocast_for', 'mean_ci']
+__all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'DEVICE_ENV', 'GaussianRBF', 'Cube',
+           'parse_activation', 'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'call_model',
+           'model_outputs', 'batches', 'native_bf16', 'autocast_for', 'compute_device', 'module_device', 'on_device',
+           'mean_ci']
 
 # %% ../nbs/01a_nnutil.ipynb #910a5e03
 class GaussianRBF(nn.Module):
@@ -124,6 +125,44 @@ def autocast_for(amp:str, dev)->torch.autocast:
         _warned_bf16.add(dev.type)
         warnings.warn(f"amp='bf16' on a {dev.type} without bf16 units: bfloat16 is emulated here and is slower than float32", RuntimeWarning)
     return torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp == 'bf16')
+
+# %% ../nbs/01a_nnutil.ipynb #1903bf8d
+DEVICE_ENV = 'LMC_DEVICE'    # set by `lmc reproduce --device`; read by `compute_device`
+
+def compute_device(device=None, # 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.device; None: `$LMC_DEVICE`, else None
+                  )->torch.device|None:
+    "The device the heavy passes should run on, or None (where the model already is); a device this machine lacks is refused."
+    src = device if device is not None else (os.environ.get(DEVICE_ENV) or None)
+    if src is None: return None
+    where = '' if device is not None else f' (from ${DEVICE_ENV})'
+    if src == 'auto': return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    try: d = torch.device(src)
+    except (RuntimeError, TypeError): raise ValueError(f"device {src!r}{where}: not a device; choose cpu, cuda (or cuda:N) or auto") from None
+    if d.type not in ('cpu', 'cuda'): raise ValueError(f"device {src!r}{where}: lmc-nb runs on cpu or cuda")
+    if d.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"device {src!r}{where}: no CUDA GPU is available here; use cpu (or auto)")
+    if d.type == 'cuda' and d.index is not None and d.index >= torch.cuda.device_count():
+        raise ValueError(f"device {src!r}{where}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+    return d
+
+def module_device(m:nn.Module)->torch.device:
+    "The device of `m`'s first parameter (or buffer); the CPU for a module with neither."
+    t = next(iter(m.parameters()), None)
+    if t is None: t = next(iter(m.buffers()), None)
+    return t.device if t is not None else torch.device('cpu')
+
+@contextmanager
+def on_device(modules:list, # modules to move for the block
+              device=None, # as `compute_device` (None: `$LMC_DEVICE`, else stay)
+             ):
+    "Run the block with `modules` on `device` and move each back to where it was afterwards, also on an error; yields the device used."
+    dev, homes = compute_device(device), [module_device(m) for m in modules]
+    if dev is None or all(h == dev for h in homes):
+        yield homes[0] if homes else dev; return
+    try:
+        for m in modules: m.to(dev)
+        yield dev
+    finally:
+        for m, h in zip(modules, homes): m.to(h)
 
 # %% ../nbs/01a_nnutil.ipynb #695223b5
 def mean_ci(xs:list, level:float=0.95)->dict:

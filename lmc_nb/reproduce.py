@@ -8,30 +8,26 @@ import os, json, time
 from pathlib import Path
 from unittest.mock import patch
 from .checkpoint import write_atomic
+from .nnutil import compute_device, DEVICE_ENV
 
 # %% auto #0
-__all__ = ['SCALES', 'REPRODUCTIONS', 'plan_markdown', 'find_notebook', 'run_reproduction']
+__all__ = ['SCALES', 'REPRODUCTIONS', 'PAPER_RECIPES', 'PAPER_TRAINING', 'GPU_SECONDS_PER_STEP', 'GPU_MEASURED_ON',
+           'find_notebook', 'recipe_model', 'training_hours', 'plan_markdown', 'run_reproduction']
 
 # %% ../nbs/12d_reproduce.ipynb #c5df053c
 SCALES = ('smoke', 'cpu', 'paper')     # as `claims.SCALES` (13_claims tests that they agree)
 
-REPRODUCTIONS = {   # notebook → what the paper scale runs, and the estimates described above
- '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', gpu_h=4.0, cpu_h=3.0),
+REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmetic estimate, only where the training is not timed (PAPER_TRAINING)
+ '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', cpu_h=3.0),
  '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=0.8),
  '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
- '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', gpu_h=12.0, cpu_h=4.5),
- '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', gpu_h=8.0, cpu_h=2.0),
- '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', gpu_h=3.0, cpu_h=1.5),
- '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs, 6 seeds, full data', gpu_h=6.0, cpu_h=1.2),
- '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', gpu_h=10.0, cpu_h=1.5),
+ '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),
+ '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
+ '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
+ '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs (ladder rung: 800), 6 seeds, full data', cpu_h=1.2),
+ '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
 }
-
-def plan_markdown()->str:
-    "The reproductions with their paper scale and time estimates, as a Markdown table."
-    L = ["| notebook | paper scale | est. GPU hours (paper) | cpu-scale hours here (one core) |", "|---|---|---|---|"]
-    L += [f"| `{k}` | {v['paper']} | ≈ {v['gpu_h']:g} | ≈ {v['cpu_h']:g} |" for k, v in REPRODUCTIONS.items()]
-    return '\n'.join(L) + f"\n\nAll: ≈ {sum(v['gpu_h'] for v in REPRODUCTIONS.values()):g} GPU hours (estimates, see above)."
 
 def find_notebook(name:str, # '22', '22_ni_swap_costs' or a path to the notebook
                   nbs:Path=None, # the notebooks folder (default: ./nbs, or . when run inside it)
@@ -48,15 +44,87 @@ def find_notebook(name:str, # '22', '22_ni_swap_costs' or a path to the notebook
         raise FileNotFoundError(f"{hits[0]}.ipynb not found; run it from a clone of lmc-nb (its root or nbs/), or pass --nbs")
     return nbs / f'{hits[0]}.ipynb'
 
+# %% ../nbs/12d_reproduce.ipynb #56a49027
+_F = 56_000   # Fashion-MNIST training images at the paper scale (the 80 / 10 / 10 split of 70 000)
+PAPER_RECIPES = {   # name → (architecture, `model_for` keywords), the notebook's TrainConfig fields, images per epoch, layout, seeds per vmap group
+ 'ni_mlp512':        dict(arch=('mlp', dict(widths=[512] * 3, scheme='wasym', sigma_f=1.0)), cfg=dict(bs=256, opt='adamw'), n=_F),
+ 'ni_wresnet20x8':   dict(arch=('resnet20', dict(width=8, scheme='wasym', sigma_f=2.0)), cfg=dict(bs=128, opt='adamw'), n=_F, channels_last=True),
+ 'ni_vit384':        dict(arch=('vit', dict(dim=384, depth=8, heads=6, scheme='wasym', sigma_f=1.0, n_fixed=8)), cfg=dict(bs=128, opt='adamw'), n=_F, many=6),
+ **{f'lewc_mlp{w}':  dict(arch=('mlp', dict(widths=[w] * 3)), cfg=dict(bs=512, opt='adam'), n=_F) for w in (512, 1024, 2048, 4096, 8192)},
+ 'lewc_resnet20x32': dict(arch=('resnet20', dict(width=32, norm='batch')), cfg=dict(bs=500, opt='sgd', augment=True), n=_F, channels_last=True),
+ 'lewc_vgg11x16':    dict(arch=('vgg11', dict(width=16, norm='batch')), cfg=dict(bs=500, opt='sgd', augment=True), n=_F, channels_last=True),
+ **{f'ig_myrtle{w}': dict(arch=('myrtle', dict(width=w)), cfg=dict(bs=128, opt='adam'), n=_F) for w in (16, 32, 64, 128)},
+ 'ig_myrtle64c':     dict(arch=('myrtle', dict(width=64, constant=True)), cfg=dict(bs=128, opt='adam'), n=_F),
+ 'ig_resnet20x1':    dict(arch=('resnet20', dict(width=1, norm='batch')), cfg=dict(bs=128, opt='adam'), n=_F),
+}
+PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 21–23 train small MLPs on small data (not timed: a GPU gains little there)
+ '20_ni_q1q2_fashion': [('ni_mlp512', (72 + 8 + 20 + 4) * 100), ('ni_wresnet20x8', 4 * 8 * 100)],   # zoo, Q2 by epoch, fixed fractions, coherence; 4 kinds × 8 ResNets
+ '24_lewc_width': [('lewc_mlp512', 36 * 100), ('lewc_mlp1024', 6 * 100), ('lewc_mlp2048', 36 * 100), ('lewc_mlp4096', 6 * 100),
+                   ('lewc_mlp8192', 36 * 100), ('lewc_resnet20x32', 6 * 100), ('lewc_vgg11x16', 6 * 100)],   # 6 seeds; + skip / bn (F.11) and 3 decays at 512, 2048, 8192
+ '25_ig_stitching': [('ig_myrtle64', 64 * 50), ('ig_myrtle64c', 16 * 50), ('ig_resnet20x1', (32 + 7 * 16) * 50)],   # growing, constant; ResNets, LeakyReLU ones
+ '25a_ig_stitch_ladder': [(f'ig_myrtle{w}', 32 * 50) for w in (16, 32, 64, 128)],
+ '26_ni_vit': [('ni_vit384', 18 * 200 + 12 * 400 + 12 * 200 + 10 * 200 + 16 * 400 + 12 * 800)],     # 3 kinds; 400 epochs; more seeds; top-ups; the 800-epoch rung
+ '27_ni_wresnet_sigma': [('ni_wresnet20x8', 5 * 8 * 100)],                                            # 5 σF × 8 seeds (the long run is the same recipe, cached)
+}
+
+def recipe_model(name:str, seed:int=0):
+    "A freshly initialised model of recipe `name` (inputs 1 × 28 × 28, 10 classes)."
+    from lmc_nb.archs import model_for
+    from lmc_nb.train import init_model
+    arch, kw = PAPER_RECIPES[name]['arch']
+    return init_model(model_for(arch, (1, 28, 28), 10, **kw).config, seed)
+
+def training_hours(sec_per_step:dict)->dict:
+    "Hours of training per reproduction at the paper scale from measured seconds per optimizer step (a vmap group's step for `many`)."
+    import math
+    hours = {}
+    for nb, runs in PAPER_TRAINING.items():
+        if not all(r in sec_per_step for r, _ in runs): continue
+        hours[nb] = sum(sec_per_step[r] * math.ceil(PAPER_RECIPES[r]['n'] / PAPER_RECIPES[r]['cfg']['bs']) * me / PAPER_RECIPES[r].get('many', 1)
+                        for r, me in runs) / 3600
+    return hours
+
+GPU_SECONDS_PER_STEP = {   # measured by scripts/gpu_check.py on an NVIDIA H200 (torch 2.11), 2026-11-26; raw: scripts/gpu_timings.json
+ 'ni_mlp512': 0.00262,
+ 'ni_wresnet20x8': 0.0177,
+ 'ni_vit384': 0.106,
+ 'lewc_mlp512': 0.00223,
+ 'lewc_mlp1024': 0.00224,
+ 'lewc_mlp2048': 0.00232,
+ 'lewc_mlp4096': 0.00348,
+ 'lewc_mlp8192': 0.0106,
+ 'ig_myrtle16': 0.00333,
+ 'ig_myrtle32': 0.00271,
+ 'ig_myrtle64': 0.00307,
+ 'ig_myrtle128': 0.00537,
+ 'ig_myrtle64c': 0.00278,
+ 'ig_resnet20x1': 0.0103,
+ 'lewc_resnet20x32': 0.381,
+ 'lewc_vgg11x16': 0.424,
+}
+GPU_MEASURED_ON = 'NVIDIA H200'
+
+def plan_markdown()->str:
+    "The reproductions with their paper scale and GPU hours (training measured on a GPU, or estimated), as a Markdown table."
+    th = training_hours(GPU_SECONDS_PER_STEP)
+    gpu = lambda k: (f"{th[k]:.1f} training (measured per step, {GPU_MEASURED_ON})" if k in th else f"≈ {REPRODUCTIONS[k]['gpu_h']:g} (estimated)")
+    L = ["| notebook | paper scale | GPU hours (paper scale) | cpu-scale hours here (one core) |", "|---|---|---|---|"]
+    L += [f"| `{k}` | {v['paper']} | {gpu(k)} | ≈ {v['cpu_h']:g} |" for k, v in REPRODUCTIONS.items()]
+    total = sum(th.get(k, REPRODUCTIONS[k].get('gpu_h', 0)) for k in REPRODUCTIONS)
+    return '\n'.join(L) + (f"\n\nAll: ≈ {total:.0f} GPU hours of training on one {GPU_MEASURED_ON}; matching, λ paths and stitching fits "
+                            "come on top (not measured). See above.")
+
 # %% ../nbs/12d_reproduce.ipynb #65b9d18b
 def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
                      scale:str='paper', # smoke | cpu | paper
                      out:Path=None, # the executed notebook (default: `_runs/<name>.<scale>.ipynb` beside the source)
                      nbs:Path=None, timeout:int=None, # per-cell timeout in seconds (None: none)
                      progress:bool=True,
+                     device:str='auto', # where training, evaluation and λ paths run (`compute_device`): auto is a CUDA GPU if there is one
                     )->Path:
     "Execute a reproduction at `scale`, saving the executed notebook after every cell; rerun to resume from the notebook's caches."
     if scale not in SCALES: raise ValueError(f"scale {scale!r}: choose one of {list(SCALES)}")
+    dev = compute_device(device)                                           # a GPU asked for and absent is refused here, before anything runs
     src = find_notebook(name, nbs)
     try: import nbformat; from nbclient import NotebookClient; from nbclient.exceptions import CellExecutionError
     except ImportError as e: raise ImportError(f"running a notebook needs nbclient and ipykernel: pip install nbclient ipykernel ({e})") from None
@@ -65,19 +133,19 @@ def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
     if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
     nb = nbformat.read(src, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == 'code']
-    env = {'LMC_SCALE': scale,                                                  # the kernel inherits the environment: the scale,
+    env = {'LMC_SCALE': scale, DEVICE_ENV: str(dev),                            # the kernel inherits the environment: the scale, the device,
            'MPLBACKEND': 'module://matplotlib_inline.backend_inline'}          # and inline figures (a caller's MPLBACKEND=Agg dropped every one)
     client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(src.parent)}})
     save = lambda: write_atomic(out, lambda f: f.write_text(nbformat.writes(nb)))
     from tqdm.auto import tqdm
     t0 = time.perf_counter(); times = {}
     with patch.dict(os.environ, env), client.setup_kernel():
-        for i in tqdm(code, desc=f"{src.stem} @ {scale}", unit='cell', disable=not progress):
+        for i in tqdm(code, desc=f"{src.stem} @ {scale} on {dev}", unit='cell', disable=not progress):
             t = time.perf_counter()
             try: client.execute_cell(nb.cells[i], i)
             except CellExecutionError as e:
                 save(); raise RuntimeError(f"lmc reproduce: cell {i} of {src.name} failed at scale {scale}; output so far in {out}:\n{str(e)[-2000:]}") from None
             times[i] = time.perf_counter() - t; save()
     slow = sorted(times.items(), key=lambda kv: -kv[1])[:3]
-    if progress: print(f"{src.name} at {scale}: {time.perf_counter() - t0:.0f} s; slowest cells " + ", ".join(f"{i} ({s:.0f} s)" for i, s in slow) + f"; written to {out}")
+    if progress: print(f"{src.name} at {scale} on {dev}: {time.perf_counter() - t0:.0f} s; slowest cells " + ", ".join(f"{i} ({s:.0f} s)" for i, s in slow) + f"; written to {out}")
     return out

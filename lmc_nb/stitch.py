@@ -58,7 +58,8 @@ class Stitch(nn.Module):
     "A stitching layer on C channels: kind 'full', 'rank', 'grelu' or 'softsort' (applied to dim 1 of the features)."
     def __init__(self, C:int, kind:str='grelu', rank:int=None, tau:float=None, seed:int=0, C_out:int=None):
         super().__init__()
-        self.kind, self.C, self.thresholded = kind, C, None
+        self.kind, self.C = kind, C
+        self.register_buffer('thresholded', None, persistent=False)   # set by `threshold`; a buffer, so it moves with the layer (not saved)
         params = _stitch_params(kind, C, C if C_out is None else C_out, rank, tau, torch.Generator().manual_seed(seed))
         for k, v in params.items(): setattr(self, k, v)
     def matrix(self)->Tensor:
@@ -176,7 +177,12 @@ class Stitched(nn.Module):
         self.B, self.stitch, self.l = copy.deepcopy(B), stitch, l
         object.__setattr__(self, 'A', copy.deepcopy(A).eval())          # not a submodule: never trained, never re-estimated
         for p in list(self.A.parameters()) + list(self.B.parameters()): p.requires_grad_(False)
-        self._head, self._tail = split_model(self.A, l)[0], split_model(self.B, l)[1]
+    @property
+    def _head(self): return split_model(self.A, self.l)[0]             # built on use: a copy (deepcopy) runs its own A and B, not the original's
+    @property
+    def _tail(self): return split_model(self.B, self.l)[1]
+    def _apply(self, fn, *args, **kwargs):                               # `.to(device)` / `.double()` move A too (`on_device`: a GPU pass)
+        super()._apply(fn, *args, **kwargs); self.A._apply(fn, *args, **kwargs); return self
     def forward(self, x:Tensor)->Tensor:
         with torch.no_grad(): h = self._head(x)
         return self._tail(self.stitch(h))

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
 from .checkpoint import find_checkpoint, save_model, write_dir_atomic
-from .nnutil import eval_mode, has_batchnorm, autocast_for
+from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
@@ -84,12 +84,13 @@ def batch_loss(out:Tensor, y:Tensor, kind:str, reduction='mean')->Tensor:
 @torch.no_grad()
 def evaluate(model:nn.Module, data:Data, bs:int=2048, loss:str='ce',
              amp:str='none', # 'bf16': the forward pass under bfloat16 autocast (the loss is summed in float32)
+             device=None, # where to run (`compute_device`: None is `$LMC_DEVICE`, else the model's device); the model comes back
             )->dict:
     "Mean loss and accuracy (classification) of `model` on `data`, streamed in batches."
     tot, correct = 0., 0
-    dev = next(model.parameters()).device
-    with eval_mode(model):
+    with on_device([model], device) as dev, eval_mode(model):
         for xb, yb in Loader(data, bs):
+            xb, yb = xb.to(dev), yb.to(dev)
             with autocast_for(amp, dev): out = model(xb)
             out = out.float()
             tot += batch_loss(out, yb, loss, 'sum').item()
@@ -185,17 +186,9 @@ def _state_like_params(opt):
             if torch.is_tensor(v) and v.shape == p.shape and v.stride() != p.stride(): st[k] = torch.empty_like(p).copy_(v)
 
 # %% ../nbs/03_train.ipynb #58b8bce2
-def train(model:nn.Module, # built with `init_model` / `build_model`
-          data:Splits, # train / val / test splits
-          cfg:TrainConfig=None, # hyper-parameters
-          ckpt=None, # folder for per-epoch checkpoints: resume from it if present
-          progress:bool=True, # show a progress bar
-          validate:bool=True, # evaluate on the validation split after every epoch
-          channels_last:bool=False, # conv nets: train in the channels-last memory layout (faster on CPU; rounding only, not the recipe)
-         )->list: # history: one dict per epoch (train loss, val loss / acc, seconds)
-    "Train `model` in place (AdamW by default, `cfg.opt`); resumable from `ckpt`; raises `NonFiniteLoss` on a NaN/inf loss."
-    cfg = cfg or TrainConfig()
-    kind, dev = loss_kind(cfg.loss, data), next(model.parameters()).device
+def _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)->list:
+    "`train`'s loop, with the model already on `dev`."
+    kind = loss_kind(cfg.loss, data)
     cl = channels_last and any(t.dim() == 4 for t in model.state_dict().values())   # only 4-d tensors have the layout: a no-op for MLPs
     if cl: model.to(memory_format=torch.channels_last)
     try:
@@ -215,6 +208,20 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
                            extra_tensors={**tens, 'loader_rng': dl.gen.get_state()})
     finally:
         if cl: model.to(memory_format=torch.contiguous_format)                      # the caller gets the usual layout back, also on an error
+    return history
+
+def train(model:nn.Module, # built with `init_model` / `build_model`
+          data:Splits, # train / val / test splits
+          cfg:TrainConfig=None, # hyper-parameters
+          ckpt=None, # folder for per-epoch checkpoints: resume from it if present
+          progress:bool=True, # show a progress bar
+          validate:bool=True, # evaluate on the validation split after every epoch
+          channels_last:bool=False, # conv nets: train in the channels-last memory layout (faster on CPU; rounding only, not the recipe)
+          device=None, # where to train (`compute_device`: None is `$LMC_DEVICE`, else the model's device); the model comes back
+         )->list: # history: one dict per epoch (train loss, val loss / acc, seconds)
+    "Train `model` in place (AdamW by default, `cfg.opt`); resumable from `ckpt`; raises `NonFiniteLoss` on a NaN/inf loss."
+    cfg = cfg or TrainConfig()
+    with on_device([model], device) as dev: history = _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)
     model.eval()
     return history
 
@@ -293,10 +300,15 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
                seeds:list=None, # data-order seed of each model (default 0..S-1)
                progress:bool=True,
                ckpt=None, # folder for the group's per-epoch checkpoint: resume from it if present
+               device=None, # where to train (`compute_device`: None is `$LMC_DEVICE`, else the models' device); the models come back
               )->list: # the trained models (updated in place)
     "Train several models of one architecture as one vectorised model (`torch.func.vmap`); resumable from `ckpt`, bit for bit."
     cfg = cfg or TrainConfig(); seeds = _check_many(models, cfg, seeds)
-    kind, dev, S = loss_kind(cfg.loss, data), next(models[0].parameters()).device, len(models)
+    with on_device(models, device) as dev: return _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)
+
+def _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)->list:
+    "`train_many`'s loop, with the models already on `dev`."
+    kind, S = loss_kind(cfg.loss, data), len(models)
     params, buffers, fwd = _vmapped(models)
     opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
     gens = [Loader(tr, cfg.bs, shuffle=True, seed=s).gen for s in seeds]
