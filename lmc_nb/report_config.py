@@ -10,7 +10,7 @@ import torch
 from .data import DATASETS
 from .asym import SCHEMES
 from .models import NORMS, ACTS
-from .nnutil import is_activation
+from .nnutil import is_activation, compute_device
 from .archs import ASYM_ARCHS
 from .pairs import ALIGNERS
 
@@ -79,13 +79,8 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
 
 # %% ../nbs/12_config.ipynb #638602b0
 def _check_device(device:str):
-    "Refuse a device torch does not know, or a GPU this machine does not have, in one line."
-    try: d = torch.device(device)
-    except (RuntimeError, TypeError): raise ValueError(f"device {device!r}: not a device; choose cpu, cuda (or cuda:N) or auto") from None
-    if d.type not in ('cpu', 'cuda'): raise ValueError(f"device {device!r}: lmc report runs on cpu or cuda")
-    if d.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"device {device!r}: no CUDA GPU is available here; use --device cpu (or auto)")
-    if d.type == 'cuda' and d.index is not None and d.index >= torch.cuda.device_count():
-        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+    "Refuse a device torch does not know, or a GPU this machine does not have, in one line (`compute_device`'s rule)."
+    compute_device(device)
 
 # %% ../nbs/12_config.ipynb #92288fd2
 def _check_report(c:ReportConfig):
