@@ -199,7 +199,7 @@ def _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)->l
         for ep in (bar := tqdm(range(start, cfg.epochs), desc='train', disable=not progress, leave=False)):
             t0 = time.perf_counter()
             rec = dict(epoch=ep + 1, train_loss=_train_epoch(model, dl, opt, cfg, kind, ep, ckpt), seconds=time.perf_counter() - t0)
-            if validate: rec.update({f'val_{k}': v for k, v in evaluate(model, data.val.to(dev), loss=kind).items()})
+            if validate: rec.update({f'val_{k}': v for k, v in evaluate(model, data.val.to(dev), loss=kind, device=dev).items()})
             history.append(rec)
             bar.set_postfix(loss=f"{rec['train_loss']:.4f}", **({'val_acc': f"{rec['val_acc']:.3f}"} if 'val_acc' in rec else {}))
             if ckpt is not None:
