@@ -183,14 +183,12 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
 
 # %% ../nbs/12b_cli.ipynb #78d0a263
 def _report(a)->int:
-    import torch
     from lmc_nb.report import ReportConfig, run_report
-    dev = ('cuda' if torch.cuda.is_available() else 'cpu') if a.device == 'auto' else a.device
     width = a.width if a.width is not None else (64 if a.arch in ('mlp', 'vit') else 1)
     cfg = ReportConfig(data=a.data, arch=a.arch, schemes=_list(a.scheme), sigma_f=a.sigma_f, width=width, depth=a.depth,
                        norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
                        align=_list(a.align), lams=a.lams, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
-                       device=dev, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force)
+                       device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force)
     run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")

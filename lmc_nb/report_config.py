@@ -74,7 +74,7 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
     "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
-        if self.device == 'auto': self.device = 'cuda' if torch.cuda.is_available() else 'cpu'   # as `lmc report --device auto`
+        if self.device == 'auto': self.device = str(compute_device('auto'))   # as `lmc report --device auto`
         _check_report(self)
 
 # %% ../nbs/12_config.ipynb #638602b0
