@@ -15,8 +15,8 @@ from .nnutil import mean_ci
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'read_claims',
-           'ledger_counts', 'ledger_figure', 'cached_json']
+           'with_cost', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders',
+           'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -52,9 +52,9 @@ class Claim:
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
 
 class Verdict(tuple):
-    "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide."
-    def __new__(cls, value, ci, verdict, rule, need=''):
-        t = super().__new__(cls, (value, ci, verdict, rule)); t.need = need; return t
+    "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide, and `.more`: its count as (needed, have), in the unit the text names."
+    def __new__(cls, value, ci, verdict, rule, need='', more=None):
+        t = super().__new__(cls, (value, ci, verdict, rule)); t.need = need; t.more = more; return t
 
 # %% ../nbs/13_claims.ipynb #9cffbf9a
 def _mean_ci(xs:list, level:float=0.95)->tuple:
@@ -87,11 +87,11 @@ def pairs_for(sd:float, # the spread of one measurement (its standard deviation 
     while float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n) > half: n += 1
     return n
 
-def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->str:
-    "The `need` text: independent samples that shrink the half-width to |effect|/2."
+def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->tuple:
+    "The `need` text and its count (needed, have): independent samples that shrink the half-width to |effect|/2."
     n = pairs_for(sd, abs(effect) / 2) if effect else None
-    if n is None: return f"no finite number of {per}: {what} is 0"
-    return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})"
+    if n is None: return f"no finite number of {per}: {what} is 0", None
+    return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})", (n, n_per)
 
 def _no_count(measured:float, what:str, away:str=None)->str:
     "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: no size to count the paper's effect for; `away`: the count that would show the measured opposite direction (a departure)."
@@ -139,9 +139,10 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
     if ci is not None and _reaches(ci, target - band, target + band):
         sd = statistics.stdev(values) if estimate is None else None
         eff = abs(target) if target else band
-        need = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
-                else getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it")
-        return Verdict(m, ci, 'inconclusive', rule, need)
+        need, more = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
+                      else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
+                            getattr(estimate, 'more', None)))
+        return Verdict(m, ci, 'inconclusive', rule, need, more)
     return Verdict(m, ci, 'departs', rule)
 
 # %% ../nbs/13_claims.ipynb #901b5da8
@@ -150,6 +151,7 @@ class Estimate(NamedTuple):
     value:float; ci:list; how:str
     ends:tuple=None   # an argmax's grid ends: an interval that reaches one shows no peak
     need:str=''       # the count that would settle it (eq. 2)
+    more:tuple=None   # that count as (pairs per grid point needed, have)
 
 def argmax_estimate(xs:list, # the grid (e.g. widths)
                     samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
@@ -173,18 +175,19 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
     best = xs[int(np.argmax(obs))]
     lo, hi = np.percentile([xs[i] for i in B.argmax(1)], [2.5, 97.5])
     lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
-    need = ''
+    need, more = '', None
     if len(xs) > 2:
         L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(map(len, S))
         e = effect if effect is not None else L if L > 0 else None
         what = "the paper's lead" if effect is not None else 'the measured lead'
         away = (f"≈ {max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}"
                 if L < 0 and se > 0 else None)
+        if e is not None: more = (max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2)), n)
         need = (_no_count(L, 'lead of the best interior point over the best end', away) if e is None else
-                f"≈ {max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
+                f"≈ {more[0]} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
                 f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
-                    (xs[0], xs[-1]), need)
+                    (xs[0], xs[-1]), need, more)
 
 def peak_verdict(xs:list, samples:list, # the grid and, per point, the independent measurements (as `argmax_estimate`)
                  **kw, # `argmax_estimate`'s options (stat, n_boot, seed, effect)
@@ -193,10 +196,10 @@ def peak_verdict(xs:list, samples:list, # the grid and, per point, the independe
     rule = ("argmax of the curve, 95 % percentile bootstrap over pairs: reproduced if the interval excludes both ends of the grid; departs "
             "if it is a single end point; else inconclusive; fewer than 3 grid points or 2 pairs at one: not run")
     if len(xs) < 3 or min(map(len, samples)) < 2: return Verdict(None, None, 'not run', rule)
-    pk, ci, _, (a, b), need = argmax_estimate(xs, samples, **kw)
+    pk, ci, _, (a, b), need, more = argmax_estimate(xs, samples, **kw)
     if ci[0] > a and ci[1] < b: return Verdict(pk, ci, 'reproduced', rule)
     if ci[0] == ci[1] and pk in (a, b): return Verdict(pk, ci, 'departs', rule)
-    return Verdict(pk, ci, 'inconclusive', rule, need)
+    return Verdict(pk, ci, 'inconclusive', rule, need, more)
 
 # %% ../nbs/13_claims.ipynb #c24acb1b
 def trend_verdict(x:list, y:list, # one point per independent run: the setting and the measurement
@@ -222,9 +225,10 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     if (hi < 0 if sign > 0 else lo > 0) or (effect is not None and not lo <= sign * effect <= hi): return Verdict(b, [lo, hi], 'departs', rule)
     e = effect if effect is not None else sign * b                              # the half-width shrinks like 1/√n for more points like these
     what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
-    need = (f"≈ {math.ceil(n * (h / (e / 2)) ** 2)} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
+    more = (math.ceil(n * (h / (e / 2)) ** 2), n) if e > 0 else None
+    need = (f"≈ {more[0]} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
             else _no_count(b, 'slope', f"≈ {math.ceil(n * (h / (abs(b) / 2)) ** 2)} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if b else None))
-    return Verdict(b, [lo, hi], 'inconclusive', rule, need)
+    return Verdict(b, [lo, hi], 'inconclusive', rule, need, more)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
 def _welch(a:list, b:list, sds:bool=False)->tuple:
@@ -281,7 +285,7 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
             else _no_count(d, 'difference', f"≈ {per_side(d)} per side (have {len(a)}, {len(b)}) "
                                             f"for a 95 % half-width of {abs(d) / 2:.3g}" if d else None))
-    return Verdict(d, [lo, hi], 'inconclusive', rule, need)
+    return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(len(a), len(b))) if n else None)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
 def bound_verdict(values:list, # independent measurements
@@ -297,7 +301,25 @@ def bound_verdict(values:list, # independent measurements
     n = pairs_for(sd, abs(m - bound)) if m != bound else None
     need = (f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {abs(m - bound):.3g}, the distance from the mean to the bound" if n
             else "no finite number of pairs: the mean sits on the bound")
-    return Verdict(m, [lo, hi], 'inconclusive', rule, need)
+    return Verdict(m, [lo, hi], 'inconclusive', rule, need, (n, len(values)) if n else None)
+
+# %% ../nbs/13_claims.ipynb #4b89dcc9
+def _hours(h:float)->str:
+    "A duration in words: minutes under an hour, days beyond two."
+    return f"{h * 60:.0f} min" if h < 1 else f"{h:.1f} h" if h < 48 else f"{h:.0f} h ({h / 24:.0f} days)"
+
+def with_cost(v:Verdict, # a verdict function's result
+              seconds:float, # the measured compute of one more unit of its count (a pair, a point, a pair at every grid point …)
+              unit:str='pair', # that unit, in words, as the count counts it
+              where:str='one core of this machine', # where `seconds` was measured
+             )->Verdict:
+    "An inconclusive verdict whose `need` also gives the compute its count takes, eq. 3; any other verdict unchanged."
+    if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"with_cost: seconds per {unit} must be a positive measured time, got {seconds!r}")
+    more = getattr(v, 'more', None)
+    if len(v) < 3 or v[2] != 'inconclusive' or more is None: return v
+    n, have = more; extra = max(0, n - have)
+    return Verdict(*v[:4], v.need + f"; compute: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", more)
 
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
