@@ -12,7 +12,7 @@ from safetensors.torch import load_file, save_file
 import lmc_nb
 from .data import Data, Splits, load_data
 from .checkpoint import write_atomic, find_checkpoint
-from .nnutil import has_batchnorm
+from .nnutil import has_batchnorm, eval_mode
 from .interp import lmc_curve, check_compatible, effective_state_dict
 from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
 from .match import weight_matching, activation_matching
@@ -84,9 +84,10 @@ def with_channels(data:Splits, channels:int=None)->Splits:
 
 @torch.no_grad()
 def check_takes(model:nn.Module, data:Splits):
-    "Refuse, in one line, a model that cannot classify this data (wrong input shape, wrong number of classes)."
+    "Refuse, in one line, a model that cannot classify this data (wrong input shape, wrong number of classes); the model is left as it was."
     x = data.test.X[:2]
-    try: out = model(x)
+    try:
+        with eval_mode(model): out = model(x)        # in training mode, batch norm would fold these two inputs into its running statistics
     except Exception as e:
         raise ValueError(f"the model does not take {data.name} inputs of shape {tuple(x.shape[1:])}: {str(e).splitlines()[0][:200]}") from None
     if not isinstance(out, torch.Tensor) or out.shape != (2, data.n_classes):

@@ -1,6 +1,7 @@
 """The GPU check of lmc-nb: run on a machine with a CUDA GPU (CI has none).
 
-    python scripts/gpu_check.py OUT.json [--quick] [--cpu]   (--cpu: a dry run of the script itself on the CPU)
+    python scripts/gpu_check.py OUT.json [--quick] [--cpu] [--only CHECK,...]   (--cpu: a dry run of the script itself on the CPU;
+    --only: these checks and no recipe timings)
 
 1. Correctness there: `train`, `train_many`, `evaluate`, `path_outputs` on the GPU (an explicit `device` and `$LMC_DEVICE`),
    models given back where they were, weights within rounding of a CPU run (bounded by what another batch order moves).
@@ -104,9 +105,32 @@ def paths_and_eval():
     assert d_mlp < 1e-3 and d_bn < 1e-2 and abs(e_cu['loss'] - e_cpu['loss']) < 1e-4 and e_cu['acc'] == e_cpu['acc'], (d_mlp, d_bn, e_cu, e_cpu)
     return dict(mlp_path_max_diff=d_mlp, bn_path_max_diff=d_bn, eval_loss_diff=abs(e_cu['loss'] - e_cpu['loss']))
 
+def own_model_align():
+    "A torchvision ResNet-18 (on the CPU dry run, where torchvision may not import: a small conv net) aligned and interpolated under `$LMC_DEVICE`, against the CPU."
+    from lmc_nb.align import align_pair
+    try: import torchvision; make, who = (lambda: torchvision.models.resnet18(num_classes=10)), 'torchvision resnet18'
+    except Exception:
+        if cuda: raise
+        make, who = (lambda: torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))), 'small conv net (no torchvision)'
+    torch.manual_seed(0); A, B = make(), make()
+    X, y = torch.randn(320, 3, 32, 32), torch.randint(0, 10, (320,))
+    d = Splits(Data(X[:256], y[:256]), Data(X[256:], y[256:]), Data(X[256:], y[256:]), 'noise', 10)
+    run = lambda: align_pair(A, B, d, methods=('weight', 'activation'), lams=5, n_boot=0, stat_samples=128, progress=False)
+    ref, seen = run(), []
+    h = A.register_forward_pre_hook(lambda mod, a: seen.append(a[0].device.type))
+    os.environ['LMC_DEVICE'] = DEV
+    try: got = run()
+    finally: del os.environ['LMC_DEVICE']; h.remove()
+    gap = {k: max(abs(a - b) for a, b in zip(ref['paths'][k]['loss'], got['paths'][k]['loss'])) for k in ref['paths']}
+    same_perms = all(torch.equal(p, q) for p, q in zip(ref['aligned']['weight'][1].values(), got['aligned']['weight'][1].values()))
+    assert module_device(A).type == 'cpu' and DEV in seen, (module_device(A), set(seen))
+    assert max(gap.values()) < 1e-2 and same_perms, (gap, same_perms)
+    return dict(model=who, devices_seen=sorted(set(seen)), loss_gap=gap, weight_perms_equal=same_perms, groups=got['spec']['groups'])
+
+only = sys.argv[sys.argv.index('--only') + 1].split(',') if '--only' in sys.argv else None
 for name, fn in (('mlp_train', mlp_train), ('env_device', env_device), ('resume', resume), ('train_many', many),
-                 ('conv_channels_last', conv_channels_last), ('bf16', bf16), ('paths_and_eval', paths_and_eval)):
-    check(name, fn)
+                 ('conv_channels_last', conv_channels_last), ('bf16', bf16), ('paths_and_eval', paths_and_eval), ('own_model_align', own_model_align)):
+    if only is None or name in only: check(name, fn)
 
 def time_recipe(name):
     r = PAPER_RECIPES[name]; bs, S = r['cfg']['bs'], r.get('many', 1)
@@ -129,10 +153,10 @@ def time_recipe(name):
     print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in res['recipes'][name].items()}, flush=True); save()
     del ms
 
-names = [n for n in PAPER_RECIPES if cuda or n in ('ni_mlp512', 'lewc_mlp512', 'ig_myrtle16', 'ig_resnet20x1')]   # a dry run: a few small ones
+names = [n for n in PAPER_RECIPES if cuda or n in ('ni_mlp512', 'lewc_mlp512', 'ig_myrtle16', 'ig_resnet20x1')] if only is None else []   # a dry run: a few small ones
 order = sorted(names, key=lambda k: ('vgg11' in k, 'resnet20x32' in k))   # the largest last: a run cut short keeps the rest
 for name in order:
     try: time_recipe(name)
     except Exception as e: res['recipes'][name] = dict(error=repr(e)[:500]); print('ERROR', name, repr(e)[:500], flush=True); save()
-print('hours of training per reproduction (paper scale, this GPU):', {k: round(v, 2) for k, v in res.get('hours', {}).items()})
+if names: print('hours of training per reproduction (paper scale, this GPU):', {k: round(v, 2) for k, v in res.get('hours', {}).items()})
 sys.exit(0 if all(c['ok'] for c in res['checks'].values()) else 1)

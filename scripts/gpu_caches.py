@@ -1,0 +1,131 @@
+"""Train, on a CUDA GPU, the models that reproductions 20, 24 and 27 would otherwise train one by one on this machine's CPU,
+under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
+
+    python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu]   # worker i of PLAN trains what is missing; writes OUT/wi.tar.gz
+    python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
+
+The names are the notebooks' own, mirrored here (each job says which cell); `list` shows them against the local cache, where
+models of the same recipes at other scales already live, so a name that drifted from its notebook shows up as "missing" for
+models that are known to be cached. Groups without batch norm or augmentation train vectorised (`train_many`: same initial
+weights and batch order as `train`, rounding only), the others one seed at a time. Every model records in its meta where it
+was trained and its share of the group's seconds (`train_seconds`, `train_device`, `train_group`): the ledger's compute line
+names that device. A worker writes each model as soon as it is saved, so a run cut short keeps what it finished.
+"""
+import hashlib, io, json, os, sys, tarfile, time
+from dataclasses import asdict, replace
+from pathlib import Path
+import torch
+from lmc_nb.data import load_data, data_root
+from lmc_nb.archs import model_for
+from lmc_nb.train import TrainConfig, init_model, train, train_many
+from lmc_nb.checkpoint import save_model, recipe_key, load_model
+from safetensors.torch import save, load
+from lmc_nb.nnutil import has_batchnorm
+
+def jobs():
+    "Groups of models to train: (name, data kwargs, arch config, TrainConfig, [(seed, cache path)], amp/channels-last flags)."
+    root, out = data_root(), []
+    # 27_ni_wresnet_sigma, cells `resnet` and the long run: ResNet-20 x1/2, 4 000 images, sigma_F in {0, 4}, 100 epochs, 8 seeds
+    fr = load_data('fashion-mnist', limit=4000)
+    t27 = TrainConfig(epochs=10, bs=128, lr=1e-2, wd=1e-2, warmup='exp', warmup_epochs=10 / 5, warmup_start=1e-4)
+    for ep in (100, 10):
+        tc = t27 if ep == 10 else replace(t27, epochs=ep, warmup_epochs=ep / 5)
+        for sf in ((0.0, 4.0) if ep == 100 else (0.0, 1.0, 2.0, 4.0)):
+            arch = model_for('resnet20', fr.in_shape, fr.n_classes, width=0.5, scheme='wasym', sigma_f=sf).config
+            key = recipe_key(tc, arch, 4000)
+            out.append(dict(name=f'27 sf{sf:g} e{ep}', data=dict(limit=4000), arch=arch, cfg=tc,
+                            paths=[(s, root / 'ni_resnet' / f"wasym-sf{sf:g}-x0.5-{key}-s{s}") for s in range(8)], cl=True))
+    # 20_ni_q1q2_fashion, cell `resnet`: ResNet-20 x1, 12 000 images, 10 epochs, 4 kinds x 6 seeds
+    for scheme, sf in (('dense', 2.0), ('wasym', 0.0), ('wasym', 2.0), ('syre', 2.0)):
+        cfg = TrainConfig(epochs=10, bs=128, lr=1e-2, wd=1e-2, warmup='exp', warmup_epochs=10 / 5, warmup_start=1e-4)
+        recipe = hashlib.sha1(json.dumps(asdict(replace(cfg, seed=0)), sort_keys=True).encode()).hexdigest()[:8]
+        arch = model_for('resnet20', fr.in_shape, fr.n_classes, width=1, scheme=scheme, sigma_f=sf).config
+        out.append(dict(name=f'20 {scheme} sf{sf:g}', data=dict(limit=12_000), arch=arch, cfg=cfg,
+                        paths=[(s, root / 'ni_resnet' / f"{scheme}-sf{sf:g}-x1-n12000-{recipe}-s{s}") for s in range(6)], cl=True))
+    # 24_lewc_width, cell `cnn_models`: LEWC's CNN recipe, 12 000 images, 10 epochs, 6 seeds, the width ladder 1/4, 1/2, 1 of ours
+    for arch_name, widths in (('resnet20', (1, 0.5, 0.25)), ('vgg11', (0.25, 0.125, 0.0625))):
+        for w in widths:
+            cfg = TrainConfig(epochs=10, bs=500, lr=0.4, wd=3e-3, opt='sgd', schedule='cosine', warmup='linear', warmup_epochs=1, augment=True)
+            mc = model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
+            out.append(dict(name=f'24 {arch_name} x{w:g}', data=dict(limit=12_000), arch=mc, cfg=cfg,
+                            paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in range(6)], cl=True))
+    return out
+
+def safe_open_meta(blob):
+    "The metadata header of a safetensors byte string."
+    n = int.from_bytes(blob[:8], 'little'); return json.loads(blob[8:8 + n]).get('__metadata__', {})
+
+HAVE = set(Path(os.environ['HAVE']).read_text().split()) if os.environ.get('HAVE') else set()   # names cached where the models go
+
+def missing(j): return [(s, p) for s, p in j['paths'] if not (p / 'config.json').exists() and p.name not in HAVE]
+
+# One list of groups per worker (one GPU, one process each): balanced by steps, and each worker's file stays under the 16 MiB
+# a transfer file may have (weights only: ResNet-20 x1 about 1 MiB, VGG-11 x1/4 2.2 MiB).
+PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '20 wasym sf0', '24 vgg11 x0.0625'],
+        ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
+
+def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
+
+def pack(m, arch, seed, p, meta):
+    "What travels: every tensor except the buffers a fresh `init_model(arch, seed)` rebuilds bit for bit (W-asym masks), with their hashes."
+    fresh, sd = init_model(arch, seed).state_dict(), m.state_dict()
+    params = dict(m.named_parameters())
+    same = {k for k, v in sd.items() if k not in params and torch.equal(v.cpu(), fresh[k])}
+    body = dict(arch=arch, seed=seed, meta=meta, rebuilt={k: sha(sd[k]) for k in sorted(same)})
+    blob = save({k: v.detach().cpu().contiguous() for k, v in sd.items() if k not in same}, metadata=dict(info=json.dumps(body)))
+    return str(p.relative_to(data_root())) + '.safetensors', blob
+
+sent = []
+def run_job(j, dev, tar, log):
+    todo = missing(j)
+    if not todo: return
+    data = load_data('fashion-mnist', **j['data'])
+    models = [init_model(j['arch'], s) for s, _ in todo]
+    vec = len(todo) > 1 and not has_batchnorm(models[0]) and not j['cfg'].augment
+    t0 = time.perf_counter()
+    if vec: train_many(models, data, j['cfg'], seeds=[s for s, _ in todo], progress=False, device=dev)
+    else:
+        for m, (s, _) in zip(models, todo): train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev)
+    if dev == 'cuda': torch.cuda.synchronize()
+    secs = time.perf_counter() - t0
+    name = torch.cuda.get_device_name(0) if dev == 'cuda' else 'cpu'
+    for m, (s, p) in zip(models, todo):
+        meta = dict(train_seconds=secs / len(todo), train_device=name, train_group=len(todo) if vec else 1)
+        save_model(m, p, meta=meta); sent.append(pack(m, j['arch'], s, p, meta))
+        tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed: a cut-short run keeps what it finished
+        with tarfile.open(tmp, 'w:gz') as t:
+            for nm, blob in sent: ti = tarfile.TarInfo(nm); ti.size = len(blob); t.addfile(ti, io.BytesIO(blob))
+        os.replace(tmp, tar)
+    log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
+
+if __name__ == '__main__':
+    cmd = sys.argv[1]
+    if cmd == 'list':
+        have = []
+        for j in jobs():
+            print(f"{j['name']:22s} {len(j['paths']) - len(missing(j))}/{len(j['paths'])} cached   e.g. {j['paths'][0][1].name}")
+            have += [p.name for s, p in j['paths'] if (p / 'config.json').exists()]
+        if len(sys.argv) > 2: Path(sys.argv[2]).write_text('\n'.join(have) + '\n')
+    elif cmd == 'run':
+        out, dev = Path(sys.argv[2]), 'cpu' if '--cpu' in sys.argv else 'cuda'
+        only = sys.argv[sys.argv.index('--only') + 1] if '--only' in sys.argv else ''
+        wid = int(os.environ.get('WORKER', 0))
+        todo = [j for j in jobs() if j['name'] in PLAN[wid] and missing(j)]
+        mine = sorted(todo, key=lambda j: PLAN[wid].index(j['name']))
+        log = lambda s: print(f"[w{wid} {time.strftime('%H:%M:%S')}] {s}", flush=True)
+        log(f"{len(mine)} groups: {[j['name'] for j in mine]}")
+        for j in mine: run_job(j, dev, out / f'w{wid}.tar.gz', log)
+        log('done')
+    elif cmd == 'unpack':
+        from safetensors import safe_open
+        for t in sorted(Path(sys.argv[2]).glob('w*.tar.gz')):
+            with tarfile.open(t) as tf:
+                for mem in tf.getmembers():
+                    blob = tf.extractfile(mem).read(); p = data_root() / mem.name[:-len('.safetensors')]
+                    if (p / 'config.json').exists(): print('kept (already cached):', p.name); continue
+                    body = json.loads(safe_open_meta(blob)['info'])
+                    m = init_model(body['arch'], body['seed']); sd = m.state_dict()
+                    bad = [k for k, h in body['rebuilt'].items() if sha(sd[k]) != h]
+                    if bad: raise SystemExit(f"{p.name}: the buffers {bad[:3]} rebuilt here differ from the trained model's; not unpacked")
+                    sd.update(load(blob)); m.load_state_dict(sd); save_model(m.eval(), p, meta=body['meta']); print('unpacked', p.name)
