@@ -4,6 +4,7 @@ under exactly the cache names those notebooks look up, so that `lmc reproduce NA
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
     WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu]   # worker i of PLAN trains what is missing; writes OUT/wi.tar.gz
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
+    python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
 The names are the notebooks' own, mirrored here (each job says which cell); `list` shows them against the local cache, where
 models of the same recipes at other scales already live, so a name that drifted from its notebook shows up as "missing" for
@@ -99,6 +100,48 @@ def run_job(j, dev, tar, log):
         os.replace(tmp, tar)
     log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
 
+def unpack(folder, root):
+    "Every model of the worker files in `folder` into the cache at `root`, its fixed buffers rebuilt from the seed and checked against their hashes."
+    for t in sorted(Path(folder).glob('w*.tar.gz')):
+        with tarfile.open(t) as tf:
+            for mem in tf.getmembers():
+                blob = tf.extractfile(mem).read(); p = Path(root) / mem.name[:-len('.safetensors')]
+                if (p / 'config.json').exists(): print('kept (already cached):', p.name); continue
+                body = json.loads(safe_open_meta(blob)['info'])
+                m = init_model(body['arch'], body['seed']); sd = m.state_dict()
+                bad = [k for k, h in body['rebuilt'].items() if sha(sd[k]) != h]
+                if bad: raise SystemExit(f"{p.name}: the buffers {bad[:3]} rebuilt here differ from the trained model's; not unpacked")
+                sd.update(load(blob)); m.load_state_dict(sd); save_model(m.eval(), p, meta=body['meta']); print('unpacked', p.name)
+
+def selftest():
+    "Shrunk copies of three jobs (W-asym vectorised, syre vectorised, batch norm one by one) round-trip exactly; a wrong buffer hash is refused."
+    import tempfile, shutil
+    global data_root
+    tmp = Path(tempfile.mkdtemp()); dev_root = tmp / 'dev'; data_root = lambda: dev_root
+    (tmp / 'out').mkdir()
+    for name in ('27 sf4 e100', '20 syre sf2', '24 vgg11 x0.0625'):
+        j = dict(next(j for j in jobs() if j['name'] == name))
+        j['cfg'] = replace(j['cfg'], epochs=1, warmup_epochs=0.2 if j['cfg'].warmup == 'exp' else 1); j['data'] = dict(limit=200)
+        j['paths'] = [(s, dev_root / 'x' / f"{name.replace(' ', '_')}-s{s}") for s in range(2)]
+        run_job(j, 'cpu', tmp / 'out' / 'w0.tar.gz', print)
+    unpack(tmp / 'out', tmp / 'here')
+    n = 0
+    for d in dev_root.rglob('config.json'):
+        (a, ma), (b, mb) = load_model(d.parent), load_model(tmp / 'here' / d.parent.relative_to(dev_root))
+        assert ma == mb and all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values())), d.parent.name
+        n += 1
+    assert n == 6, n
+    with tarfile.open(tmp / 'out' / 'w0.tar.gz') as tf: mem = tf.getmembers()[0]; blob = tf.extractfile(mem).read()
+    hdr = safe_open_meta(blob); info = json.loads(hdr['info'])
+    assert info['rebuilt'], 'the W-asym model sends its masks as hashes'
+    k = next(iter(info['rebuilt'])); info['rebuilt'][k] = '0' * 40
+    bad = save(load(blob), metadata=dict(info=json.dumps(info)))
+    (tmp / 'bad').mkdir()
+    with tarfile.open(tmp / 'bad' / 'w0.tar.gz', 'w:gz') as t: ti = tarfile.TarInfo(mem.name); ti.size = len(bad); t.addfile(ti, io.BytesIO(bad))
+    try: unpack(tmp / 'bad', tmp / 'here2'); raise AssertionError('a wrong buffer hash was unpacked')
+    except SystemExit as e: assert 'differ' in str(e)
+    shutil.rmtree(tmp); print(f'selftest: {n} models round-trip bit for bit; a wrong buffer hash is refused')
+
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'list':
@@ -117,15 +160,5 @@ if __name__ == '__main__':
         log(f"{len(mine)} groups: {[j['name'] for j in mine]}")
         for j in mine: run_job(j, dev, out / f'w{wid}.tar.gz', log)
         log('done')
-    elif cmd == 'unpack':
-        from safetensors import safe_open
-        for t in sorted(Path(sys.argv[2]).glob('w*.tar.gz')):
-            with tarfile.open(t) as tf:
-                for mem in tf.getmembers():
-                    blob = tf.extractfile(mem).read(); p = data_root() / mem.name[:-len('.safetensors')]
-                    if (p / 'config.json').exists(): print('kept (already cached):', p.name); continue
-                    body = json.loads(safe_open_meta(blob)['info'])
-                    m = init_model(body['arch'], body['seed']); sd = m.state_dict()
-                    bad = [k for k, h in body['rebuilt'].items() if sha(sd[k]) != h]
-                    if bad: raise SystemExit(f"{p.name}: the buffers {bad[:3]} rebuilt here differ from the trained model's; not unpacked")
-                    sd.update(load(blob)); m.load_state_dict(sd); save_model(m.eval(), p, meta=body['meta']); print('unpacked', p.name)
+    elif cmd == 'unpack': unpack(sys.argv[2], data_root())
+    elif cmd == 'selftest': selftest()

@@ -38,6 +38,10 @@ else cat "$tmp/clean.log"; bad "nbdev_clean errored"; fi
 echo "== imports in import cells (nbdev_proc_nbs runs every cell that imports; scripts/nb_lint.py says why)"
 if python3 scripts/nb_lint.py; then pre_pass=$((pre_pass + 1)); else bad "a cell mixes imports with code (above)"; fi
 
+echo "== scripts/gpu_caches.py: models trained elsewhere come back bit for bit (shrunk jobs, CPU)"
+if (cd "$tmp" && python3 "$root/scripts/gpu_caches.py" selftest > "$tmp/gpu_caches.log" 2>&1); then pre_pass=$((pre_pass + 1)); tail -1 "$tmp/gpu_caches.log"
+else tail -20 "$tmp/gpu_caches.log"; bad "gpu_caches.py selftest failed"; fi
+
 echo "== docs pre-processing (nbdev_proc_nbs)"
 # Without Quarto on PATH, nbdev_proc_nbs tries to download Quarto and then runs `pip install -e` on the folder it is
 # in (here the snapshot): a no-op `quarto` shim for this one step keeps it from touching the machine.
