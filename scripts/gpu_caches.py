@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu]   # worker i of PLAN trains what is missing; writes OUT/wi.tar.gz
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -38,12 +38,14 @@ def jobs():
             out.append(dict(name=f'27 sf{sf:g} e{ep}', data=dict(limit=4000), arch=arch, cfg=tc,
                             paths=[(s, root / 'ni_resnet' / f"wasym-sf{sf:g}-x0.5-{key}-s{s}") for s in range(8)], cl=True))
     # 20_ni_q1q2_fashion, cell `resnet`: ResNet-20 x1, 12 000 images, 10 epochs, 4 kinds x 6 seeds
-    for scheme, sf in (('dense', 2.0), ('wasym', 0.0), ('wasym', 2.0), ('syre', 2.0)):
-        cfg = TrainConfig(epochs=10, bs=128, lr=1e-2, wd=1e-2, warmup='exp', warmup_epochs=10 / 5, warmup_start=1e-4)
-        recipe = hashlib.sha1(json.dumps(asdict(replace(cfg, seed=0)), sort_keys=True).encode()).hexdigest()[:8]
-        arch = model_for('resnet20', fr.in_shape, fr.n_classes, width=1, scheme=scheme, sigma_f=sf).config
-        out.append(dict(name=f'20 {scheme} sf{sf:g}', data=dict(limit=12_000), arch=arch, cfg=cfg,
-                        paths=[(s, root / 'ni_resnet' / f"{scheme}-sf{sf:g}-x1-n12000-{recipe}-s{s}") for s in range(6)], cl=True))
+    # and 20a_ni_resnet_ladder: the same recipe at 1/4 and 1/2 of that width
+    for w in (1, 0.5, 0.25):
+        for scheme, sf in (('syre', 2.0), ('dense', 2.0), ('wasym', 0.0), ('wasym', 2.0)):
+            cfg = TrainConfig(epochs=10, bs=128, lr=1e-2, wd=1e-2, warmup='exp', warmup_epochs=10 / 5, warmup_start=1e-4)
+            recipe = hashlib.sha1(json.dumps(asdict(replace(cfg, seed=0)), sort_keys=True).encode()).hexdigest()[:8]
+            arch = model_for('resnet20', fr.in_shape, fr.n_classes, width=w, scheme=scheme, sigma_f=sf).config
+            out.append(dict(name=f"20{'' if w == 1 else 'a'} {scheme} sf{sf:g}" + ('' if w == 1 else f' x{w:g}'), data=dict(limit=12_000), arch=arch, cfg=cfg,
+                            paths=[(s, root / 'ni_resnet' / f"{scheme}-sf{sf:g}-x{w:g}-n12000-{recipe}-s{s}") for s in range(6)], cl=True))
     # 24_lewc_width, cell `cnn_models`: LEWC's CNN recipe, 12 000 images, 10 epochs, 6 seeds, the width ladder 1/4, 1/2, 1 of ours
     for arch_name, widths in (('resnet20', (1, 0.5, 0.25)), ('vgg11', (0.25, 0.125, 0.0625))):
         for w in widths:
@@ -65,6 +67,7 @@ def missing(j): return [(s, p) for s, p in j['paths'] if not (p / 'config.json')
 # a transfer file may have (weights only: ResNet-20 x1 about 1 MiB, VGG-11 x1/4 2.2 MiB).
 PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '20 wasym sf0', '24 vgg11 x0.0625'],
         ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
+PLANS = {'main': PLAN, '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
 
@@ -154,8 +157,9 @@ if __name__ == '__main__':
         out, dev = Path(sys.argv[2]), 'cpu' if '--cpu' in sys.argv else 'cuda'
         only = sys.argv[sys.argv.index('--only') + 1] if '--only' in sys.argv else ''
         wid = int(os.environ.get('WORKER', 0))
-        todo = [j for j in jobs() if j['name'] in PLAN[wid] and missing(j)]
-        mine = sorted(todo, key=lambda j: PLAN[wid].index(j['name']))
+        plan = PLANS[sys.argv[sys.argv.index('--plan') + 1] if '--plan' in sys.argv else 'main'][wid]
+        todo = [j for j in jobs() if j['name'] in plan and missing(j)]
+        mine = sorted(todo, key=lambda j: plan.index(j['name']))
         log = lambda s: print(f"[w{wid} {time.strftime('%H:%M:%S')}] {s}", flush=True)
         log(f"{len(mine)} groups: {[j['name'] for j in mine]}")
         for j in mine: run_job(j, dev, out / f'w{wid}.tar.gz', log)
