@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -53,6 +53,13 @@ def jobs():
             mc = model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
             out.append(dict(name=f'24 {arch_name} x{w:g}', data=dict(limit=12_000), arch=mc, cfg=cfg,
                             paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in range(6)], cl=True))
+    # 24_lewc_width, cell `models`: the MLPs of §5.4's weak decay, F.9's decay sweep and F.11's skip / batch-norm kinds (full data, 30 epochs, 6 seeds)
+    for w, wd, amp, kind in ([(512, 1e-4, 'bf16', 'plain')] + [(w, wd, 'none', 'plain') for w in (32, 128, 512) for wd in (0.0, 1e-4, 1e-3)]
+                             + [(w, 3e-3, 'none', k) for w in (32, 128, 512) for k in ('skip', 'bn')]):
+        cfg = TrainConfig(epochs=30, bs=512, lr=1e-3, wd=wd, opt='adam', amp=amp)
+        arch = dict(arch='resmlp' if kind == 'skip' else 'mlp', d_in=784, widths=[w] * 3, d_out=10, norm='batch' if kind == 'bn' else 'none', act='relu')
+        tag = f"w{w}-wd{wd:g}-e30-{kind}-{amp}-{recipe_key(cfg, arch, None)}"
+        out.append(dict(name=f'24 mlp w{w} wd{wd:g} {kind} {amp}', data=dict(limit=None), arch=arch, cfg=cfg, paths=[(s, root / 'lewc_width' / f'{tag}-s{s}') for s in range(6)], cl=False))
     return out
 
 def safe_open_meta(blob):
@@ -67,7 +74,8 @@ def missing(j): return [(s, p) for s, p in j['paths'] if not (p / 'config.json')
 # a transfer file may have (weights only: ResNet-20 x1 about 1 MiB, VGG-11 x1/4 2.2 MiB).
 PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '20 wasym sf0', '24 vgg11 x0.0625'],
         ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
-PLANS = {'main': PLAN, '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
+PLANS = {'24mlp': [[j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'24 mlp w{w} wd0.0001 plain none', f'24 mlp w{w} wd0.001 plain none', f'24 mlp w{w} wd0.003 skip none', f'24 mlp w{w} wd0.003 bn none')] + ['24 mlp w512 wd0.0001 plain bf16']],   # MLPs too large to send back: for a CPU
+         'main': PLAN, '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
 
@@ -96,7 +104,9 @@ def run_job(j, dev, tar, log):
     name = torch.cuda.get_device_name(0) if dev == 'cuda' else 'cpu'
     for m, (s, p) in zip(models, todo):
         meta = dict(train_seconds=secs / len(todo), train_device=name, train_group=len(todo) if vec else 1)
-        save_model(m, p, meta=meta); sent.append(pack(m, j['arch'], s, p, meta))
+        save_model(m, p, meta=meta)
+        if tar is None: continue                                   # trained where the cache is: nothing to send
+        sent.append(pack(m, j['arch'], s, p, meta))
         tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed: a cut-short run keeps what it finished
         with tarfile.open(tmp, 'w:gz') as t:
             for nm, blob in sent: ti = tarfile.TarInfo(nm); ti.size = len(blob); t.addfile(ti, io.BytesIO(blob))
@@ -162,7 +172,7 @@ if __name__ == '__main__':
         mine = sorted(todo, key=lambda j: plan.index(j['name']))
         log = lambda s: print(f"[w{wid} {time.strftime('%H:%M:%S')}] {s}", flush=True)
         log(f"{len(mine)} groups: {[j['name'] for j in mine]}")
-        for j in mine: run_job(j, dev, out / f'w{wid}.tar.gz', log)
+        for j in mine: run_job(j, dev, None if str(out) == '-' else out / f'w{wid}.tar.gz', log)
         log('done')
     elif cmd == 'unpack': unpack(sys.argv[2], data_root())
     elif cmd == 'selftest': selftest()
