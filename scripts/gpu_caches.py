@@ -79,17 +79,18 @@ PLANS = {'24mlp': [[j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain 
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
 
-def pack(m, arch, seed, p, meta):
+def pack(m, arch, seed, p, meta, root):
     "What travels: every tensor except the buffers a fresh `init_model(arch, seed)` rebuilds bit for bit (W-asym masks), with their hashes."
     fresh, sd = init_model(arch, seed).state_dict(), m.state_dict()
     params = dict(m.named_parameters())
     same = {k for k, v in sd.items() if k not in params and torch.equal(v.cpu(), fresh[k])}
     body = dict(arch=arch, seed=seed, meta=meta, rebuilt={k: sha(sd[k]) for k in sorted(same)})
     blob = save({k: v.detach().cpu().contiguous() for k, v in sd.items() if k not in same}, metadata=dict(info=json.dumps(body)))
-    return str(p.relative_to(data_root())) + '.safetensors', blob
+    return str(p.relative_to(root)) + '.safetensors', blob
 
 sent = []
-def run_job(j, dev, tar, log):
+def run_job(j, dev, tar, log, root=None):
+    "Train job `j`'s missing models on `dev`, save them in the cache and, unless `tar` is None, add them to the worker file `tar` (names relative to `root`, default `data_root()`)."
     todo = missing(j)
     if not todo: return
     data = load_data('fashion-mnist', **j['data'])
@@ -106,7 +107,7 @@ def run_job(j, dev, tar, log):
         meta = dict(train_seconds=secs / len(todo), train_device=name, train_group=len(todo) if vec else 1)
         save_model(m, p, meta=meta)
         if tar is None: continue                                   # trained where the cache is: nothing to send
-        sent.append(pack(m, j['arch'], s, p, meta))
+        sent.append(pack(m, j['arch'], s, p, meta, root or data_root()))
         tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed: a cut-short run keeps what it finished
         with tarfile.open(tmp, 'w:gz') as t:
             for nm, blob in sent: ti = tarfile.TarInfo(nm); ti.size = len(blob); t.addfile(ti, io.BytesIO(blob))
@@ -129,14 +130,13 @@ def unpack(folder, root):
 def selftest():
     "Shrunk copies of three jobs (W-asym vectorised, syre vectorised, batch norm one by one) round-trip exactly; a wrong buffer hash is refused."
     import tempfile, shutil
-    global data_root
-    tmp = Path(tempfile.mkdtemp()); dev_root = tmp / 'dev'; data_root = lambda: dev_root
+    tmp = Path(tempfile.mkdtemp()); dev_root = tmp / 'dev'
     (tmp / 'out').mkdir()
     for name in ('27 sf4 e100', '20 syre sf2', '24 vgg11 x0.0625'):
         j = dict(next(j for j in jobs() if j['name'] == name))
         j['cfg'] = replace(j['cfg'], epochs=1, warmup_epochs=0.2 if j['cfg'].warmup == 'exp' else 1); j['data'] = dict(limit=200)
         j['paths'] = [(s, dev_root / 'x' / f"{name.replace(' ', '_')}-s{s}") for s in range(2)]
-        run_job(j, 'cpu', tmp / 'out' / 'w0.tar.gz', print)
+        run_job(j, 'cpu', tmp / 'out' / 'w0.tar.gz', print, root=dev_root)
     unpack(tmp / 'out', tmp / 'here')
     n = 0
     for d in dev_root.rglob('config.json'):
