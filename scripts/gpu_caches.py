@@ -74,7 +74,8 @@ def missing(j): return [(s, p) for s, p in j['paths'] if not (p / 'config.json')
 # a transfer file may have (weights only: ResNet-20 x1 about 1 MiB, VGG-11 x1/4 2.2 MiB).
 PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '20 wasym sf0', '24 vgg11 x0.0625'],
         ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
-PLANS = {'24mlp': [[j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'24 mlp w{w} wd0.0001 plain none', f'24 mlp w{w} wd0.001 plain none', f'24 mlp w{w} wd0.003 skip none', f'24 mlp w{w} wd0.003 bn none')] + ['24 mlp w512 wd0.0001 plain bf16']],   # MLPs too large to send back: for a CPU
+_MLP24 = [j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'24 mlp w{w} wd0.0001 plain none', f'24 mlp w{w} wd0.001 plain none', f'24 mlp w{w} wd0.003 skip none', f'24 mlp w{w} wd0.003 bn none')] + ['24 mlp w512 wd0.0001 plain bf16']
+PLANS = {'24mlp': [_MLP24[0::2], _MLP24[1::2]],   # MLPs too large to send back: for a CPU, two workers (WORKER=0, 1) on two cores
          'main': PLAN, '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
