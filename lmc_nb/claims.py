@@ -15,8 +15,8 @@ from .nnutil import mean_ci
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'with_cost', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders',
-           'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'with_cost', 'more_needed', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims',
+           'write_ladders', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -316,10 +316,18 @@ def with_cost(v:Verdict, # a verdict function's result
     "An inconclusive verdict whose `need` also gives the compute its count takes, eq. 3; any other verdict unchanged."
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"with_cost: seconds per {unit} must be a positive measured time, got {seconds!r}")
+    if len(v) < 3 or v[2] != 'inconclusive' or getattr(v, 'more', None) is None: return v
+    extra = more_needed(v)
+    return Verdict(*v[:4], v.need + f"; compute: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", v.more)
+
+def more_needed(v:Verdict, # a verdict function's result
+                cap:int=None, # at most this many: what a run may spend on settling the row
+               )->int:
+    "How many more units of its count (pairs, points …) an inconclusive verdict asks for (`more`: needed − have), at most `cap`; 0 for any other verdict or one without a count."
     more = getattr(v, 'more', None)
-    if len(v) < 3 or v[2] != 'inconclusive' or more is None: return v
-    n, have = more; extra = max(0, n - have)
-    return Verdict(*v[:4], v.need + f"; compute: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", more)
+    if len(v) < 3 or v[2] != 'inconclusive' or more is None: return 0
+    extra = max(0, more[0] - more[1])
+    return extra if cap is None else max(0, min(extra, cap))
 
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
