@@ -99,22 +99,29 @@ def run_job(j, dev, tar, log, root=None):
     data = load_data('fashion-mnist', **j['data'])
     models = [init_model(j['arch'], s) for s, _ in todo]
     vec = len(todo) > 1 and not has_batchnorm(models[0]) and not j['cfg'].augment
-    t0 = time.perf_counter()
-    if vec: train_many(models, data, j['cfg'], seeds=[s for s, _ in todo], progress=False, device=dev)
-    else:
-        for m, (s, _) in zip(models, todo): train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev)
-    if dev == 'cuda': torch.cuda.synchronize()
-    secs = time.perf_counter() - t0
     name = torch.cuda.get_device_name(0) if dev == 'cuda' else 'cpu'
-    for m, (s, p) in zip(models, todo):
-        meta = dict(train_seconds=secs / len(todo), train_device=name, train_group=len(todo) if vec else 1)
+    sync = torch.cuda.synchronize if dev == 'cuda' else (lambda: None)
+    def keep(m, s, p, secs, group):
+        "Save one trained model (and add it to the worker file): each as soon as it is trained, so a cut-short run keeps what it finished."
+        meta = dict(train_seconds=secs, train_device=name, train_group=group)
         save_model(m, p, meta=meta)
-        if tar is None: continue                                   # trained where the cache is: nothing to send
+        if tar is None: return                                     # trained where the cache is: nothing to send
         sent.append(pack(m, j['arch'], s, p, meta, root or data_root()))
-        tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed: a cut-short run keeps what it finished
+        tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed
         with tarfile.open(tmp, 'w:gz') as t:
             for nm, blob in sent: ti = tarfile.TarInfo(nm); ti.size = len(blob); t.addfile(ti, io.BytesIO(blob))
         os.replace(tmp, tar)
+    t0 = time.perf_counter()
+    if vec:
+        train_many(models, data, j['cfg'], seeds=[s for s, _ in todo], progress=False, device=dev); sync()
+        each = (time.perf_counter() - t0) / len(todo)              # a vectorised group's share
+        for m, (s, p) in zip(models, todo): keep(m, s, p, each, len(todo))
+    else:
+        for m, (s, p) in zip(models, todo):
+            t1 = time.perf_counter()
+            train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync()
+            keep(m, s, p, time.perf_counter() - t1, 1)
+    secs = time.perf_counter() - t0
     log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
 
 def unpack(folder, root):
