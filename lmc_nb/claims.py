@@ -363,6 +363,10 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
         verdict = 'gap closes with scale'; u_star = um - G / b
         meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
         summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if up is not None else '')
+        g_top = sum(values[scales.index(max(scales))]) / len(values[scales.index(max(scales))]) - target   # the widest rung's mean gap
+        if u_star <= um and g_top * s > 0:                                    # the line crosses inside the rungs, yet the top rung still departs
+            meet, summary = None, (f"the gap shrinks with {axis}, but its straight-line fit crosses the paper's value at {axis} ≈ {inv(u_star):.3g}, inside the "
+                                   f"measured range, while the top rung ({max(scales):g}) still departs by {g_top:+.3g} on average: the fall flattens, so no meeting point is extrapolated")
     else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
     return dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
