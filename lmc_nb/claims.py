@@ -142,6 +142,13 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
         need, more = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
                       else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
                             getattr(estimate, 'more', None)))
+        if more and more[0] <= more[1]:                                   # already that narrow, yet undecided: count to the edge the interval still holds
+            edges = [e for e in ((0.0,) if target else ()) + (target - band, target + band) if ci[0] <= e <= ci[1]]
+            gap = min(abs(m - e) for e in edges) if edges else 0.0
+            edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
+            n = pairs_for(sd, gap) if gap else None
+            need, more = ((f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
+                           f"half the paper's value would leave the interval holding it"), (n, len(values))) if n else ("no finite number of pairs: the mean sits on an edge of the rule", None)
         return Verdict(m, ci, 'inconclusive', rule, need, more)
     return Verdict(m, ci, 'departs', rule)
 
