@@ -142,7 +142,7 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
         need, more = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
                       else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
                             getattr(estimate, 'more', None)))
-        if more and more[0] <= more[1]:                                   # already that narrow, yet undecided: count to the edge the interval still holds
+        if sd is not None and more and more[0] <= more[1]:                # already that narrow, yet undecided: count to the edge the interval still holds
             edges = [e for e in ((0.0,) if target else ()) + (target - band, target + band) if ci[0] <= e <= ci[1]]
             gap = min(abs(m - e) for e in edges) if edges else 0.0
             edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
