@@ -4,16 +4,17 @@
 
 # %% ../nbs/02c_checkpoint.ipynb #34ec95df
 from __future__ import annotations
-import dataclasses, hashlib, json, os, shutil, tempfile
+import dataclasses, hashlib, json, os, shutil, tempfile, time
 from pathlib import Path
 import torch
 from torch import nn
 from safetensors.torch import save_file, load_file, safe_open
+from filelock import FileLock
 from .archs import build_model
 
 # %% auto #0
 __all__ = ['write_atomic', 'write_dir_atomic', 'find_checkpoint', 'resolve_checkpoint', 'state_tensors', 'save_model',
-           'load_model', 'recipe_key']
+           'load_model', 'recipe_key', 'cached_model']
 
 # %% ../nbs/02c_checkpoint.ipynb #0ac88896
 def write_atomic(path, write)->Path:
@@ -116,3 +117,20 @@ def _jsonable(o):
 def recipe_key(*parts, n:int=10)->str:
     "A short stable hash of everything that determines a cached result: JSON values and dataclasses (by their fields)."
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=_jsonable).encode()).hexdigest()[:n]
+
+# %% ../nbs/02c_checkpoint.ipynb #ee85be8c
+def cached_model(path, # the model's cache folder (its name should carry a `recipe_key`)
+                 make, # () -> the trained model: called only if nothing is cached at `path`
+                 meta:dict=None, # more to record beside `train_seconds` and `train_device`
+                 device='cpu')->nn.Module:
+    "The model cached at `path`, else `make()`'s, saved there first: under a file lock, so two processes never train the same model."
+    path = Path(path)
+    if find_checkpoint(path) is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + '.lock'):                              # held while training: a second caller waits here, then loads
+            if find_checkpoint(path) is None:
+                t0 = time.perf_counter(); m = make()
+                dev = next(m.parameters()).device
+                save_model(m, path, meta=dict(train_seconds=time.perf_counter() - t0,
+                                              train_device=torch.cuda.get_device_name(dev) if dev.type == 'cuda' else dev.type, **(meta or {})))
+    return load_model(path, device)[0]

@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -22,6 +22,7 @@ from lmc_nb.archs import model_for
 from lmc_nb.train import TrainConfig, init_model, train, train_many
 from lmc_nb.checkpoint import save_model, recipe_key, load_model
 from safetensors.torch import save, load
+from filelock import FileLock, Timeout
 from lmc_nb.nnutil import has_batchnorm
 
 def jobs():
@@ -62,6 +63,14 @@ def jobs():
         arch = dict(arch='resmlp' if kind == 'skip' else 'mlp', d_in=784, widths=[w] * 3, d_out=10, norm='batch' if kind == 'bn' else 'none', act='relu')
         tag = f"w{w}-wd{wd:g}-e30-{kind}-{amp}-{recipe_key(cfg, arch, None)}"
         out.append(dict(name=f'24 mlp w{w} wd{wd:g} {kind} {amp}', data=dict(limit=None), arch=arch, cfg=cfg, paths=[(s, root / 'lewc_width' / f'{tag}-s{s}') for s in range(6)], cl=False))
+    # 24_lewc_width's settling cells: the pairs its inconclusive rows ask for at cpu (their Verdict.more, capped by settle_max = 8):
+    # §5.4 weak decay, 10 per side (3 had) -> seeds 6-19 of both decays at 512; Table 1 MLP + weight matching at 2048, 9 (3 had) -> seeds 6-17
+    for w, wd, seeds in ((512, 3e-3, range(6, 20)), (512, 1e-4, range(6, 20)), (2048, 3e-3, range(6, 18))):
+        cfg = TrainConfig(epochs=30, bs=512, lr=1e-3, wd=wd, opt='adam', amp='bf16')
+        arch = dict(arch='mlp', d_in=784, widths=[w] * 3, d_out=10, norm='none', act='relu')
+        tag = f"w{w}-wd{wd:g}-e30-plain-bf16-{recipe_key(cfg, arch, None)}"
+        out.append(dict(name=f'24 mlp w{w} wd{wd:g} settle', data=dict(limit=None), arch=arch, cfg=cfg, paths=[(s, root / 'lewc_width' / f'{tag}-s{s}') for s in seeds],
+                        cl=False, one=True))    # one by one, as the notebook trains above width 256: a second process (or the notebook) shares the list
     return out
 
 def safe_open_meta(blob):
@@ -78,6 +87,8 @@ PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '2
         ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
 _MLP24 = [j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'24 mlp w{w} wd0.0001 plain none', f'24 mlp w{w} wd0.001 plain none', f'24 mlp w{w} wd0.003 skip none', f'24 mlp w{w} wd0.003 bn none')] + ['24 mlp w512 wd0.0001 plain bf16']
 PLANS = {'24mlp': [_MLP24[0::2], _MLP24[1::2]],   # MLPs too large to send back: for a CPU, two workers (WORKER=0, 1) on two cores
+         '24settle': [['24 mlp w2048 wd0.003 settle', '24 mlp w512 wd0.003 settle'],   # two workers share every list (a model's lock says who trains it)
+                      ['24 mlp w512 wd0.0001 settle', '24 mlp w512 wd0.003 settle', '24 mlp w2048 wd0.003 settle']],
          'main': PLAN, '20settle': [['20 wasym sf2 settle']], '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
@@ -98,7 +109,7 @@ def run_job(j, dev, tar, log, root=None):
     if not todo: return
     data = load_data('fashion-mnist', **j['data'])
     models = [init_model(j['arch'], s) for s, _ in todo]
-    vec = len(todo) > 1 and not has_batchnorm(models[0]) and not j['cfg'].augment
+    vec = len(todo) > 1 and not has_batchnorm(models[0]) and not j['cfg'].augment and not j.get('one')
     name = torch.cuda.get_device_name(0) if dev == 'cuda' else 'cpu'
     sync = torch.cuda.synchronize if dev == 'cuda' else (lambda: None)
     def keep(m, s, p, secs, group):
@@ -118,9 +129,15 @@ def run_job(j, dev, tar, log, root=None):
         for m, (s, p) in zip(models, todo): keep(m, s, p, each, len(todo))
     else:
         for m, (s, p) in zip(models, todo):
-            t1 = time.perf_counter()
-            train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync()
-            keep(m, s, p, time.perf_counter() - t1, 1)
+            lock = FileLock(str(p) + '.lock')                  # another worker, or the notebook itself, may be training this one
+            try: lock.acquire(timeout=0)
+            except Timeout: continue                           # it is: on to the next
+            try:
+                if (p / 'config.json').exists(): continue
+                t1 = time.perf_counter()
+                train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync()
+                keep(m, s, p, time.perf_counter() - t1, 1)
+            finally: lock.release()
     secs = time.perf_counter() - t0
     log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
 
