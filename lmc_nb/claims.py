@@ -316,11 +316,14 @@ def _hours(h:float)->str:
     return f"{h * 60:.0f} min" if h < 1 else f"{h:.1f} h" if h < 48 else f"{h:.0f} h ({h / 24:.0f} days)"
 
 def with_cost(v:Verdict, # a verdict function's result
-              seconds:float, # the measured compute of one more unit of its count (a pair, a point, a pair at every grid point …)
+              seconds, # the measured compute of one more unit of its count (a pair, a point …), or a function measuring it: called only for a row with a count
               unit:str='pair', # that unit, in words, as the count counts it
               where:str='one core of this machine', # where `seconds` was measured
              )->Verdict:
     "An inconclusive verdict whose `need` also gives the compute its count takes, eq. 3; any other verdict unchanged."
+    if callable(seconds):                                                   # measuring costs time: only where a row needs it
+        if len(v) < 3 or v[2] != 'inconclusive' or getattr(v, 'more', None) is None: return v
+        seconds = seconds()
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"with_cost: seconds per {unit} must be a positive measured time, got {seconds!r}")
     if len(v) < 3 or v[2] != 'inconclusive' or getattr(v, 'more', None) is None: return v

@@ -5,7 +5,7 @@
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
 import copy, json, math, time
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, replace
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
@@ -19,7 +19,7 @@ from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
-           'resumable', 'train', 'train_many']
+           'resumable', 'train', 'estimate_train_seconds', 'train_many']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -224,6 +224,15 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
     with on_device([model], device) as dev: history = _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)
     model.eval()
     return history
+
+# %% ../nbs/03_train.ipynb #7b91123f
+def estimate_train_seconds(model:nn.Module, # a fresh model of the recipe (trained one epoch, in place)
+                           data:Splits, cfg:TrainConfig, **kw, # `train`'s other arguments (device, channels_last …)
+                          )->float:
+    "Seconds `train(model, data, cfg)` would take here: one epoch of the recipe timed, × `cfg.epochs`."
+    if cfg.epochs < 1: raise ValueError(f"estimate_train_seconds: the recipe trains {cfg.epochs} epochs; nothing to estimate")
+    h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
+    return h[0]['seconds'] * cfg.epochs
 
 # %% ../nbs/03_train.ipynb #8b7bc342
 def _stacked_batches(data:Data, bs:int, gens:list):
