@@ -5,7 +5,7 @@
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
 import json, math, os, statistics
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from typing import NamedTuple
 from .checkpoint import write_atomic
@@ -16,7 +16,7 @@ from .nnutil import mean_ci
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
            'with_cost', 'more_needed', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims',
-           'write_ladders', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'write_ladders', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -47,6 +47,7 @@ class Claim:
     need:str = ''                  # inconclusive: the independent pairs (and compute) that would decide it
     ladder:dict = None             # departs: the scale ladder's verdict (`scale_ladder`)
     rules:int = RULEBOOK           # the rule book that judged it (rows stored before rule book 2 read as 1)
+    settles:dict = None            # a row measured again with the pairs another notebook's inconclusive row asked for: that row (`settling`)
     def __post_init__(self):
         if self.verdict not in VERDICTS: raise ValueError(f"verdict {self.verdict!r}: choose one of {list(VERDICTS)}")
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
@@ -238,18 +239,29 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     return Verdict(b, [lo, hi], 'inconclusive', rule, need, more)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
-def _welch(a:list, b:list, sds:bool=False)->tuple:
-    "mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per side); with `sds`, also each side's standard deviation."
+def _kinds(x)->list:
+    "A side of a comparison as its kinds: a list is one kind; a dict {kind: values} is stratified, every kind weighing equally."
+    ks = list(x.values()) if isinstance(x, dict) else [x]
+    if not ks: raise ValueError("compare_verdict: a side with no kinds")
+    return ks
+
+def _n(x)->int: return min(len(k) for k in _kinds(x))          # the fewest measurements of any kind on a side
+
+def _welch(a, b, sds:bool=False)->tuple:
+    """mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per kind); with `sds`, also the spread S with
+    half-width ≈ t·S/√n for n per kind. A side given as {kind: values} is the mean of its kinds' means (a stratified design: the
+    kinds are chosen, not drawn, so their spread between kinds is no sampling noise); its variance sums each kind's, eq. 4."""
     from scipy.stats import t
-    (ma, _), (mb, _) = _mean_ci(a), _mean_ci(b)
+    A, B = _kinds(a), _kinds(b)
+    ma, mb = (sum(_mean_ci(k)[0] for k in S) / len(S) for S in (A, B))
     try:
-        va, vb = (sum((x - m) ** 2 for x in s) / (len(s) - 1) / len(s) for s, m in ((a, ma), (b, mb)))
-        s = va + vb; se = math.sqrt(s); d = mb - ma
-        df = 1 / ((va / s) ** 2 / (len(a) - 1) + (vb / s) ** 2 / (len(b) - 1)) if s > 0 else 1   # Welch–Satterthwaite, scale-free (no underflow)
+        c = [(sum((x - m) ** 2 for x in k) / (len(k) - 1) / len(k) / len(S) ** 2, len(k)) for S in (A, B) for k in S for m in [_mean_ci(k)[0]]]
+        s = sum(v for v, _ in c); se = math.sqrt(s); d = mb - ma
+        df = 1 / sum((v / s) ** 2 / (n - 1) for v, n in c) if s > 0 else 1   # Welch–Satterthwaite over the kinds, scale-free (no underflow)
         h = float(t.ppf(0.975, df)) * se
     except OverflowError: d = h = math.inf
     if not all(map(math.isfinite, (d, d - h, d + h))): raise ValueError("compare_verdict: the data overflow float64 (values near 1e308)")
-    if sds: return d, d - h, d + h, math.sqrt(va * len(a)), math.sqrt(vb * len(b))
+    if sds: return d, d - h, d + h, math.sqrt(sum(v * n for v, n in c))      # Σ var_k / K²: the spread of one more measurement per kind
     return d, d - h, d + h
 
 def _no_difference(a:list, b:list, band:float=None)->tuple:
@@ -257,13 +269,13 @@ def _no_difference(a:list, b:list, band:float=None)->tuple:
     rule = ("paper: no difference (mean(b) − mean(a) = 0); two-sided: reproduced if Welch's 95 % interval contains 0"
             + (f" and |ours| ≤ {band:g}" if band is not None else '') + "; departs if it excludes 0"
             + (" (qualitative if it contains 0 but |ours| > band)" if band is not None else '') + "; fewer than 2 per side: not run")
-    if len(a) < 2 or len(b) < 2: return None, None, 'not run', rule
+    if _n(a) < 2 or _n(b) < 2: return None, None, 'not run', rule
     d, lo, hi = _welch(a, b)
     if not lo <= 0 <= hi: return Verdict(d, [lo, hi], 'departs', rule)
     return Verdict(d, [lo, hi], 'reproduced' if band is None or abs(d) <= band else 'qualitative', rule)
 
 # %% ../nbs/13_claims.ipynb #86181e87
-def compare_verdict(a:list, b:list, # independent measurements of two conditions
+def compare_verdict(a:list, b:list, # independent measurements of two conditions (or, stratified, {kind: measurements} per side)
                     paper_diff:float, # the paper's mean(b) − mean(a); its sign is the claimed direction
                     band:float=None, # |ours − paper| ≤ band is a reproduction; None: direction only
                     effect:float=None, # direction only: the size of the paper's effect, for `need` (None: our measured difference, if it points the paper's way)
@@ -278,8 +290,12 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
             + "; departs if it excludes 0 on the other side" + (f" or excludes [{paper_diff - band:g}, {paper_diff + band:g}]" if band is not None else '')
             + (f" or excludes the paper's effect ({math.copysign(effect, paper_diff):g})" if band is None and effect else '')
             + "; else inconclusive; fewer than 2 per side: not run")
-    if len(a) < 2 or len(b) < 2: return Verdict(None, None, 'not run', rule)
-    d, lo, hi, sa, sb = _welch(a, b, sds=True)
+    strat = isinstance(a, dict) or isinstance(b, dict)
+    if strat: rule = rule.replace("Welch's 95 % interval", "Welch's 95 % interval of the kinds' means (" + " vs ".join(
+        '{' + ', '.join(map(str, x)) + '}' if isinstance(x, dict) else 'one kind' for x in (a, b)) + ", each kind weighing equally)", 1)
+    if strat: rule = rule.replace('fewer than 2 per side', 'fewer than 2 in any kind')
+    if _n(a) < 2 or _n(b) < 2: return Verdict(None, None, 'not run', rule)
+    d, lo, hi, S = _welch(a, b, sds=True)
     if (lo > 0 if paper_diff > 0 else hi < 0):
         return Verdict(d, [lo, hi], 'reproduced' if band is None or abs(d - paper_diff) <= band else 'qualitative', rule)
     if ((hi < 0 if paper_diff > 0 else lo > 0) or (band is not None and not _reaches([lo, hi], paper_diff - band, paper_diff + band))
@@ -287,12 +303,13 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
         return Verdict(d, [lo, hi], 'departs', rule)
     e, what = ((paper_diff, "the paper's difference") if band is not None else (effect, "the paper's effect") if effect is not None
                else (d if d * paper_diff > 0 else 0, 'the measured difference (the paper gives a direction only)'))
-    per_side = lambda eff: pairs_for(math.sqrt((sa ** 2 + sb ** 2) / 2), abs(eff) / 2 / math.sqrt(2))   # n per side: half-width ≈ t·σ·√(2/n)
+    per_side = lambda eff: pairs_for(S, abs(eff) / 2)                       # n per side (per kind): half-width ≈ t·S/√n, eq. 4
+    per, have = ('per kind', f"have {_n(a)}, {_n(b)} at least") if strat else ('per side', f"have {len(a)}, {len(b)}")
     n = per_side(e) if e else None
-    need = (f"≈ {n} per side (have {len(a)}, {len(b)}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else _no_count(d, 'difference', f"≈ {per_side(d)} per side (have {len(a)}, {len(b)}) "
+    need = (f"≈ {n} {per} ({have}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
+            else _no_count(d, 'difference', f"≈ {per_side(d)} {per} ({have}) "
                                             f"for a 95 % half-width of {abs(d) / 2:.3g}" if d else None))
-    return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(len(a), len(b))) if n else None)
+    return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(_n(a), _n(b))) if n else None)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
 def bound_verdict(values:list, # independent measurements
@@ -416,11 +433,13 @@ def _num(x, ci=None)->str:
     return s + (f" [{ci[0]:.3g}, {ci[1]:.3g}]" if ci else '')
 
 def _with_scale(r)->str:
-    "The column that says what would decide a row: the pairs it needs, or its scale ladder's verdict."
+    "The column that says what would decide a row: the pairs it needs, or its scale ladder's verdict (and, for a settling row, what it replaced)."
     if getattr(r, 'rules', RULEBOOK) < RULEBOOK: return f'judged by rule book {r.rules}: to be re-run'
-    if r.verdict == 'inconclusive': return r.need or 'pairs needed: not computed'
-    if r.verdict == 'departs': return f"**{r.ladder['verdict']}**: {r.ladder['summary']}" if r.ladder else 'no ladder yet'
-    return ''
+    st = getattr(r, 'settles', None)
+    was = (f"settles `{st['source']}`'s row ({st['verdict']}: {_num(st['ours'], st['ci'])}){'; ' if r.verdict in ('inconclusive', 'departs') else ''}" if st else '')
+    if r.verdict == 'inconclusive': return was + (r.need or 'pairs needed: not computed')
+    if r.verdict == 'departs': return was + (f"**{r.ladder['verdict']}**: {r.ladder['summary']}" if r.ladder else 'no ladder yet')
+    return was
 
 def ledger_markdown(rows:list)->str:
     "The claims as a Markdown table (one row each, with the rule that decided the verdict and what would settle it)."
@@ -452,12 +471,30 @@ def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for th
     text = json.dumps({k: {**v, 'source': name} for k, v in ladders.items()}, indent=1, allow_nan=False)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
+def settling(row:Claim, # this notebook's row, measured with more pairs than `source` had
+             source:str, # the notebook whose row of the same id was inconclusive (e.g. '24_lewc_width')
+             folder=None, # default: the `claims/` folder beside the notebooks
+            )->Claim:
+    "`row`, marked as settling `source`'s inconclusive row of the same id: `read_claims` shows it in that row's place, with what it replaced."
+    f = Path(folder or 'claims') / f'{source}.json'
+    if not f.exists(): raise ValueError(f"settling: {f} does not exist; run {source} at the cpu scale first")
+    old = [d for d in json.loads(f.read_text()) if d['id'] == row.id]
+    if len(old) != 1: raise ValueError(f"settling: {f} has {len(old)} rows {row.id!r}; a settling row replaces exactly one")
+    if old[0]['verdict'] != 'inconclusive': raise ValueError(f"settling: {source}'s {row.id!r} is {old[0]['verdict']}, not inconclusive: nothing to settle")
+    return replace(row, settles=dict(source=source, **{k: old[0][k] for k in ('verdict', 'ours', 'ci', 'need', 'scale')}))
+
 def read_claims(folder='claims')->list:
-    "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a ladder stored apart (`write_ladders`) joins the departing row it names."
+    "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a settling row (`settling`) takes its earlier row's place; a ladder stored apart (`write_ladders`) joins the departing row it names."
     out = []
     for f in sorted(Path(folder).glob('*.json')):
         for d in json.loads(f.read_text()):
             c = Claim(**{'rules': 1, **d}); c.source = f.stem; out.append(c)
+    for r in [r for r in out if r.settles]:
+        st, old = r.settles, [o for o in out if o.id == r.id and o.source == r.settles['source']]
+        if len(old) != 1: raise ValueError(f"{r.source}: the row {r.id!r} settles {len(old)} rows of {st['source']}; it must settle exactly one")
+        if (old[0].verdict, old[0].ours, old[0].ci) != (st['verdict'], st['ours'], st['ci']):
+            raise ValueError(f"{st['source']}'s row {r.id!r} changed since {r.source} settled it ({old[0].verdict} {old[0].ours} against {st['verdict']} {st['ours']}): re-run {r.source}")
+        out.remove(r); out[out.index(old[0])] = r                           # in the earlier row's place
     for f in sorted((Path(folder) / 'ladders').glob('*.json')):
         for k, lad in json.loads(f.read_text()).items():
             rows = [r for r in out if r.id == k]

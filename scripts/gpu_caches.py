@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle|24b]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -71,6 +71,13 @@ def jobs():
         tag = f"w{w}-wd{wd:g}-e30-plain-bf16-{recipe_key(cfg, arch, None)}"
         out.append(dict(name=f'24 mlp w{w} wd{wd:g} settle', data=dict(limit=None), arch=arch, cfg=cfg, paths=[(s, root / 'lewc_width' / f'{tag}-s{s}') for s in seeds],
                         cl=False, one=True))    # one by one, as the notebook trains above width 256: a second process (or the notebook) shares the list
+    # 24b_lewc_skip_settle: F.11's plain and skip MLPs at width 512 (float32, 30 epochs), the 17 pairs per side Fig. 26's rows ask for (seeds 0-33)
+    for kind in ('plain', 'skip'):
+        cfg = TrainConfig(epochs=30, bs=512, lr=1e-3, wd=3e-3, opt='adam', amp='none')
+        arch = dict(arch='resmlp' if kind == 'skip' else 'mlp', d_in=784, widths=[512] * 3, d_out=10, norm='none', act='relu')
+        tag = f"w512-wd0.003-e30-{kind}-none-{recipe_key(cfg, arch, None)}"
+        out.append(dict(name=f'24b mlp w512 {kind}', data=dict(limit=None), arch=arch, cfg=cfg, paths=[(s, root / 'lewc_width' / f'{tag}-s{s}') for s in range(34)],
+                        cl=False, one=True))
     return out
 
 def safe_open_meta(blob):
@@ -89,6 +96,7 @@ _MLP24 = [j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'2
 PLANS = {'24mlp': [_MLP24[0::2], _MLP24[1::2]],   # MLPs too large to send back: for a CPU, two workers (WORKER=0, 1) on two cores
          '24settle': [['24 mlp w2048 wd0.003 settle', '24 mlp w512 wd0.003 settle'],   # two workers share every list (a model's lock says who trains it)
                       ['24 mlp w512 wd0.0001 settle', '24 mlp w512 wd0.003 settle', '24 mlp w2048 wd0.003 settle']],
+         '24b': [['24b mlp w512 skip', '24b mlp w512 plain'], ['24b mlp w512 plain', '24b mlp w512 skip']],   # both workers share both lists
          'main': PLAN, '20settle': [['20 wasym sf2 settle']], '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
