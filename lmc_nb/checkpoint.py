@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from torch import nn
 from safetensors.torch import save_file, load_file, safe_open
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from .archs import build_model
 
 # %% auto #0
@@ -122,15 +122,22 @@ def recipe_key(*parts, n:int=10)->str:
 def cached_model(path, # the model's cache folder (its name should carry a `recipe_key`)
                  make, # () -> the trained model: called only if nothing is cached at `path`
                  meta:dict=None, # more to record beside `train_seconds` and `train_device`
-                 device='cpu')->nn.Module:
+                 device='cpu',
+                 wait:bool=True, # False: if another process is training this model right now, return None at once (a helper moves on)
+                )->nn.Module:
     "The model cached at `path`, else `make()`'s, saved there first: under a file lock, so two processes never train the same model."
     path = Path(path)
     if find_checkpoint(path) is None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path) + '.lock'):                              # held while training: a second caller waits here, then loads
+        lock = FileLock(str(path) + '.lock')                             # held while training: a second caller waits here, then loads
+        try: lock.acquire(timeout=-1 if wait else 0)
+        except Timeout: return None
+        try:
             if find_checkpoint(path) is None:
                 t0 = time.perf_counter(); m = make()
-                dev = next(m.parameters()).device
+                t = next(iter([*m.parameters(), *m.buffers()]), None)       # where it trained (a model without tensors: the CPU)
+                dev = t.device if t is not None else torch.device('cpu')
                 save_model(m, path, meta=dict(train_seconds=time.perf_counter() - t0,
                                               train_device=torch.cuda.get_device_name(dev) if dev.type == 'cuda' else dev.type, **(meta or {})))
+        finally: lock.release()
     return load_model(path, device)[0]

@@ -20,9 +20,8 @@ import torch
 from lmc_nb.data import load_data, data_root
 from lmc_nb.archs import model_for
 from lmc_nb.train import TrainConfig, init_model, train, train_many
-from lmc_nb.checkpoint import save_model, recipe_key, load_model
+from lmc_nb.checkpoint import save_model, recipe_key, load_model, cached_model
 from safetensors.torch import save, load
-from filelock import FileLock, Timeout
 from lmc_nb.nnutil import has_batchnorm
 
 def jobs():
@@ -123,7 +122,8 @@ def run_job(j, dev, tar, log, root=None):
     def keep(m, s, p, secs, group):
         "Save one trained model (and add it to the worker file): each as soon as it is trained, so a cut-short run keeps what it finished."
         meta = dict(train_seconds=secs, train_device=name, train_group=group)
-        save_model(m, p, meta=meta)
+        save_model(m, p, meta=meta); send(m, s, p, meta)
+    def send(m, s, p, meta):
         if tar is None: return                                     # trained where the cache is: nothing to send
         sent.append(pack(m, j['arch'], s, p, meta, root or data_root()))
         tmp = tar.with_name('.' + tar.name)                        # rewritten whole after every model, then renamed
@@ -137,15 +137,11 @@ def run_job(j, dev, tar, log, root=None):
         for m, (s, p) in zip(models, todo): keep(m, s, p, each, len(todo))
     else:
         for m, (s, p) in zip(models, todo):
-            lock = FileLock(str(p) + '.lock')                  # another worker, or the notebook itself, may be training this one
-            try: lock.acquire(timeout=0)
-            except Timeout: continue                           # it is: on to the next
-            try:
-                if (p / 'config.json').exists(): continue
-                t1 = time.perf_counter()
-                train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync()
-                keep(m, s, p, time.perf_counter() - t1, 1)
-            finally: lock.release()
+            if (p / 'config.json').exists(): continue          # another worker, or the notebook itself, trained it meanwhile
+            def fit(m=m, s=s):
+                train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync(); return m
+            if cached_model(p, fit, meta=dict(train_group=1), wait=False) is None: continue   # being trained elsewhere right now: on to the next
+            send(*(lambda mm: (mm[0], s, p, {k: mm[1][k] for k in ('train_seconds', 'train_device', 'train_group')}))(load_model(p)))
     secs = time.perf_counter() - t0
     log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
 
