@@ -4,7 +4,7 @@
 
 # %% ../nbs/02c_checkpoint.ipynb #34ec95df
 from __future__ import annotations
-import dataclasses, hashlib, json, os, shutil, tempfile, time
+import dataclasses, hashlib, itertools, json, os, shutil, tempfile, time
 from pathlib import Path
 import torch
 from torch import nn
@@ -135,7 +135,7 @@ def cached_model(path, # the model's cache folder (its name should carry a `reci
         try:
             if find_checkpoint(path) is None:
                 t0 = time.perf_counter(); m = make()
-                t = next(iter([*m.parameters(), *m.buffers()]), None)       # where it trained (a model without tensors: the CPU)
+                t = next(itertools.chain(m.parameters(), m.buffers()), None)   # where it trained (a model without tensors: the CPU)
                 dev = t.device if t is not None else torch.device('cpu')
                 save_model(m, path, meta=dict(train_seconds=time.perf_counter() - t0,
                                               train_device=torch.cuda.get_device_name(dev) if dev.type == 'cuda' else dev.type, **(meta or {})))

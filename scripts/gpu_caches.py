@@ -141,7 +141,8 @@ def run_job(j, dev, tar, log, root=None):
             def fit(m=m, s=s):
                 train(m, data, replace(j['cfg'], seed=s), progress=False, validate=False, channels_last=j['cl'], device=dev); sync(); return m
             if cached_model(p, fit, meta=dict(train_group=1), wait=False) is None: continue   # being trained elsewhere right now: on to the next
-            send(*(lambda mm: (mm[0], s, p, {k: mm[1][k] for k in ('train_seconds', 'train_device', 'train_group')}))(load_model(p)))
+            trained, meta = load_model(p)
+            send(trained, s, p, {k: meta[k] for k in ('train_seconds', 'train_device', 'train_group')})
     secs = time.perf_counter() - t0
     log(f"{j['name']}: {len(todo)} models in {secs:.0f} s ({'vectorised' if vec else 'one by one'}) on {name}")
 
