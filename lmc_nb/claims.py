@@ -247,6 +247,14 @@ def _kinds(x)->list:
 
 def _n(x)->int: return min(len(k) for k in _kinds(x))          # the fewest measurements of any kind on a side
 
+def _strat(a, b)->bool: return isinstance(a, dict) or isinstance(b, dict)
+
+def _welch_words(a, b)->tuple:
+    "How a rule names its interval and its minimum count: plain Welch, or Welch over the kinds' means of a stratified comparison."
+    if not _strat(a, b): return "Welch's 95 % interval", 'fewer than 2 per side'
+    sides = " vs ".join('{' + ', '.join(map(str, x)) + '}' if isinstance(x, dict) else 'one kind' for x in (a, b))
+    return f"Welch's 95 % interval of the kinds' means ({sides}, each kind weighing equally)", 'fewer than 2 in any kind'
+
 def _welch(a, b, sds:bool=False)->tuple:
     """mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per kind); with `sds`, also the spread S with
     half-width ≈ t·S/√n for n per kind. A side given as {kind: values} is the mean of its kinds' means (a stratified design: the
@@ -266,9 +274,10 @@ def _welch(a, b, sds:bool=False)->tuple:
 
 def _no_difference(a:list, b:list, band:float=None)->tuple:
     "A claim of *no* difference, judged two-sided: reproduced if Welch's interval contains 0 (and |ours| ≤ band), departs if it excludes 0."
-    rule = ("paper: no difference (mean(b) − mean(a) = 0); two-sided: reproduced if Welch's 95 % interval contains 0"
+    iv, few = _welch_words(a, b)
+    rule = (f"paper: no difference (mean(b) − mean(a) = 0); two-sided: reproduced if {iv} contains 0"
             + (f" and |ours| ≤ {band:g}" if band is not None else '') + "; departs if it excludes 0"
-            + (" (qualitative if it contains 0 but |ours| > band)" if band is not None else '') + "; fewer than 2 per side: not run")
+            + (" (qualitative if it contains 0 but |ours| > band)" if band is not None else '') + f"; {few}: not run")
     if _n(a) < 2 or _n(b) < 2: return None, None, 'not run', rule
     d, lo, hi = _welch(a, b)
     if not lo <= 0 <= hi: return Verdict(d, [lo, hi], 'departs', rule)
@@ -285,15 +294,13 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     if band is not None and not band >= 0: raise ValueError(f"compare_verdict: band must be >= 0, got {band!r}")
     if paper_diff == 0: return _no_difference(a, b, band)
     said = f"= {paper_diff:g}" if band is not None else ('> 0' if paper_diff > 0 else '< 0') + (f" (size {effect:g})" if effect else '')
-    rule = (f"paper: mean(b) − mean(a) {said}; reproduced if Welch's 95 % interval excludes 0 on that side"
+    iv, few = _welch_words(a, b)
+    rule = (f"paper: mean(b) − mean(a) {said}; reproduced if {iv} excludes 0 on that side"
             + (f" and |ours − paper| ≤ {band:g} (qualitative if only the direction holds)" if band is not None else '')
             + "; departs if it excludes 0 on the other side" + (f" or excludes [{paper_diff - band:g}, {paper_diff + band:g}]" if band is not None else '')
             + (f" or excludes the paper's effect ({math.copysign(effect, paper_diff):g})" if band is None and effect else '')
-            + "; else inconclusive; fewer than 2 per side: not run")
-    strat = isinstance(a, dict) or isinstance(b, dict)
-    if strat: rule = rule.replace("Welch's 95 % interval", "Welch's 95 % interval of the kinds' means (" + " vs ".join(
-        '{' + ', '.join(map(str, x)) + '}' if isinstance(x, dict) else 'one kind' for x in (a, b)) + ", each kind weighing equally)", 1)
-    if strat: rule = rule.replace('fewer than 2 per side', 'fewer than 2 in any kind')
+            + f"; else inconclusive; {few}: not run")
+    strat = _strat(a, b)
     if _n(a) < 2 or _n(b) < 2: return Verdict(None, None, 'not run', rule)
     d, lo, hi, S = _welch(a, b, sds=True)
     if (lo > 0 if paper_diff > 0 else hi < 0):
