@@ -185,7 +185,8 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
     lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
     need, more = '', None
     if len(xs) > 2:
-        L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(map(len, S))
+        ii, ie = 1 + int(np.argmax(obs[1:-1])), (0 if obs[0] >= obs[-1] else len(obs) - 1)    # the two points the lead compares
+        L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(len(S[ii]), len(S[ie]))     # eq. 2 scales their pairs
         e = effect if effect is not None else L if L > 0 else None
         what = "the paper's lead" if effect is not None else 'the measured lead'
         away = (f"≈ {max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}"
