@@ -53,9 +53,9 @@ class Claim:
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
 
 class Verdict(tuple):
-    "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide, and `.more`: its count as (needed, have), in the unit the text names."
-    def __new__(cls, value, ci, verdict, rule, need='', more=None):
-        t = super().__new__(cls, (value, ci, verdict, rule)); t.need = need; t.more = more; return t
+    "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide, `.more`: its count as (needed, have), in the unit the text names, and `.away`: for a row with no count on the paper's side, the count that would show the opposite direction (a departure), the same way."
+    def __new__(cls, value, ci, verdict, rule, need='', more=None, away=None):
+        t = super().__new__(cls, (value, ci, verdict, rule)); t.need = need; t.more = more; t.away = away; return t
 
 # %% ../nbs/13_claims.ipynb #9cffbf9a
 def _mean_ci(xs:list, level:float=0.95)->tuple:
@@ -150,7 +150,7 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
             n = pairs_for(sd, gap) if gap else None
             need, more = ((f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
                            f"half the paper's value would leave the interval holding it"), (n, len(values))) if n else ("no finite number of pairs: the mean sits on an edge of the rule", None)
-        return Verdict(m, ci, 'inconclusive', rule, need, more)
+        return Verdict(m, ci, 'inconclusive', rule, need, more, getattr(estimate, 'away', None) if estimate is not None and not more else None)
     return Verdict(m, ci, 'departs', rule)
 
 # %% ../nbs/13_claims.ipynb #901b5da8
@@ -160,6 +160,7 @@ class Estimate(NamedTuple):
     ends:tuple=None   # an argmax's grid ends: an interval that reaches one shows no peak
     need:str=''       # the count that would settle it (eq. 2)
     more:tuple=None   # that count as (pairs per grid point needed, have)
+    away:tuple=None   # no count on the paper's side: the count that would show the departure, (needed, have)
 
 def argmax_estimate(xs:list, # the grid (e.g. widths)
                     samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
@@ -183,20 +184,20 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
     best = xs[int(np.argmax(obs))]
     lo, hi = np.percentile([xs[i] for i in B.argmax(1)], [2.5, 97.5])
     lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
-    need, more = '', None
+    need, more, away = '', None, None
     if len(xs) > 2:
         ii, ie = 1 + int(np.argmax(obs[1:-1])), (0 if obs[0] >= obs[-1] else len(obs) - 1)    # the two points the lead compares
         L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(len(S[ii]), len(S[ie]))     # eq. 2 scales their pairs
         e = effect if effect is not None else L if L > 0 else None
         what = "the paper's lead" if effect is not None else 'the measured lead'
-        away = (f"≈ {max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2))} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}"
-                if L < 0 and se > 0 else None)
+        if L < 0 and se > 0: away = (max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2)), n)
+        away_txt = f"≈ {away[0]} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}" if away else None
         if e is not None: more = (max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2)), n)
-        need = (_no_count(L, 'lead of the best interior point over the best end', away) if e is None else
+        need = (_no_count(L, 'lead of the best interior point over the best end', away_txt) if e is None else
                 f"≈ {more[0]} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
                 f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
-                    (xs[0], xs[-1]), need, more)
+                    (xs[0], xs[-1]), need, more, None if more else away)
 
 def peak_verdict(xs:list, samples:list, # the grid and, per point, the independent measurements (as `argmax_estimate`)
                  **kw, # `argmax_estimate`'s options (stat, n_boot, seed, effect)
@@ -205,10 +206,10 @@ def peak_verdict(xs:list, samples:list, # the grid and, per point, the independe
     rule = ("argmax of the curve, 95 % percentile bootstrap over pairs: reproduced if the interval excludes both ends of the grid; departs "
             "if it is a single end point; else inconclusive; fewer than 3 grid points or 2 pairs at one: not run")
     if len(xs) < 3 or min(map(len, samples)) < 2: return Verdict(None, None, 'not run', rule)
-    pk, ci, _, (a, b), need, more = argmax_estimate(xs, samples, **kw)
+    est = argmax_estimate(xs, samples, **kw); pk, ci, (a, b) = est.value, est.ci, est.ends
     if ci[0] > a and ci[1] < b: return Verdict(pk, ci, 'reproduced', rule)
     if ci[0] == ci[1] and pk in (a, b): return Verdict(pk, ci, 'departs', rule)
-    return Verdict(pk, ci, 'inconclusive', rule, need, more)
+    return Verdict(pk, ci, 'inconclusive', rule, est.need, est.more, est.away)
 
 # %% ../nbs/13_claims.ipynb #c24acb1b
 def trend_verdict(x:list, y:list, # one point per independent run: the setting and the measurement
@@ -235,9 +236,10 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     e = effect if effect is not None else sign * b                              # the half-width shrinks like 1/√n for more points like these
     what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
     more = (math.ceil(n * (h / (e / 2)) ** 2), n) if e > 0 else None
+    away = (math.ceil(n * (h / (abs(b) / 2)) ** 2), n) if e <= 0 and b else None     # no count on the paper's side: the departure's
     need = (f"≈ {more[0]} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
-            else _no_count(b, 'slope', f"≈ {math.ceil(n * (h / (abs(b) / 2)) ** 2)} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if b else None))
-    return Verdict(b, [lo, hi], 'inconclusive', rule, need, more)
+            else _no_count(b, 'slope', f"≈ {away[0]} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if away else None))
+    return Verdict(b, [lo, hi], 'inconclusive', rule, need, more, away)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
 def _kinds(x)->list:
@@ -314,10 +316,10 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     per_side = lambda eff: pairs_for(S, abs(eff) / 2)                       # n per side (per kind): half-width ≈ t·S/√n, eq. 4
     per, have = ('per kind', f"have {_n(a)}, {_n(b)} at least") if strat else ('per side', f"have {len(a)}, {len(b)}")
     n = per_side(e) if e else None
+    away = (per_side(d), min(_n(a), _n(b))) if not n and d else None       # no count on the paper's side: the departure's
     need = (f"≈ {n} {per} ({have}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else _no_count(d, 'difference', f"≈ {per_side(d)} {per} ({have}) "
-                                            f"for a 95 % half-width of {abs(d) / 2:.3g}" if d else None))
-    return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(_n(a), _n(b))) if n else None)
+            else _no_count(d, 'difference', f"≈ {away[0]} {per} ({have}) for a 95 % half-width of {abs(d) / 2:.3g}" if away else None))
+    return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(_n(a), _n(b))) if n else None, away)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
 def bound_verdict(values:list, # independent measurements
@@ -345,15 +347,17 @@ def with_cost(v:Verdict, # a verdict function's result
               unit:str='pair', # that unit, in words, as the count counts it
               where:str='one core of this machine', # where `seconds` was measured
              )->Verdict:
-    "An inconclusive verdict whose `need` also gives the compute its count takes, eq. 3; any other verdict unchanged."
+    "An inconclusive verdict whose `need` also gives the compute its count takes (or, with no count on the paper's side, the departure's count), eq. 3; any other verdict unchanged."
+    more, away = getattr(v, 'more', None), getattr(v, 'away', None)
+    priced = len(v) >= 3 and v[2] == 'inconclusive' and (more or away) is not None   # decided, or nothing counted: nothing to price
     if callable(seconds):                                                   # measuring costs time: only where a row needs it
-        if len(v) < 3 or v[2] != 'inconclusive' or getattr(v, 'more', None) is None: return v
+        if not priced: return v
         seconds = seconds()
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ValueError(f"with_cost: seconds per {unit} must be a positive measured time, got {seconds!r}")
-    if len(v) < 3 or v[2] != 'inconclusive' or getattr(v, 'more', None) is None: return v
-    extra = more_needed(v)
-    return Verdict(*v[:4], v.need + f"; compute: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", v.more)
+    if not priced: return v
+    extra, what = (more_needed(v), 'compute') if more else (max(0, away[0] - away[1]), 'compute to show the departure')
+    return Verdict(*v[:4], v.need + f"; {what}: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", more, away)
 
 def more_needed(v:Verdict, # a verdict function's result
                 cap:int=None, # at most this many: what a run may spend on settling the row
