@@ -4,7 +4,8 @@
 
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
-import json, math, os, statistics
+import functools, json, math, os, statistics
+import numpy as np
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -15,8 +16,9 @@ from .nnutil import mean_ci
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'with_cost', 'more_needed', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims',
-           'write_ladders', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'scale_ladder', 'plot_ladder', 'claim',
+           'ledger_markdown', 'write_claims', 'write_ladders', 'settling', 'read_claims', 'ledger_counts',
+           'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -258,8 +260,8 @@ def _welch_words(a, b)->tuple:
     sides = " vs ".join('{' + ', '.join(map(str, x)) + '}' if isinstance(x, dict) else 'one kind' for x in (a, b))
     return f"Welch's 95 % interval of the kinds' means ({sides}, each kind weighing equally)", 'fewer than 2 in any kind'
 
-def _welch(a, b, sds:bool=False)->tuple:
-    """mean(b) − mean(a) and Welch's 95 % interval (finite data, at least 2 per kind); with `sds`, also the spread S with
+def _welch(a, b, sds:bool=False, level:float=0.95)->tuple:
+    """mean(b) − mean(a) and Welch's interval at `level` (finite data, at least 2 per kind); with `sds`, also the spread S with
     half-width ≈ t·S/√n for n per kind. A side given as {kind: values} is the mean of its kinds' means (a stratified design: the
     kinds are chosen, not drawn, so their spread between kinds is no sampling noise); its variance sums each kind's, eq. 4."""
     from scipy.stats import t
@@ -269,7 +271,7 @@ def _welch(a, b, sds:bool=False)->tuple:
         c = [(sum((x - m) ** 2 for x in k) / (len(k) - 1) / len(k) / len(S) ** 2, len(k)) for S in (A, B) for k in S for m in [_mean_ci(k)[0]]]
         s = sum(v for v, _ in c); se = math.sqrt(s); d = mb - ma
         df = 1 / sum((v / s) ** 2 / (n - 1) for v, n in c) if s > 0 else 1   # Welch–Satterthwaite over the kinds, scale-free (no underflow)
-        h = float(t.ppf(0.975, df)) * se
+        h = float(t.ppf(0.5 + level / 2, df)) * se
     except OverflowError: d = h = math.inf
     if not all(map(math.isfinite, (d, d - h, d + h))): raise ValueError("compare_verdict: the data overflow float64 (values near 1e308)")
     if sds: return d, d - h, d + h, math.sqrt(sum(v * n for v, n in c))      # Σ var_k / K²: the spread of one more measurement per kind
@@ -367,6 +369,85 @@ def more_needed(v:Verdict, # a verdict function's result
     if len(v) < 3 or v[2] != 'inconclusive' or more is None: return 0
     extra = max(0, more[0] - more[1])
     return extra if cap is None else max(0, min(extra, cap))
+
+# %% ../nbs/13_claims.ipynb #0ba73c85
+def _spend(t:float, alpha:float, kind:str)->float:
+    "The two-sided level spent by information fraction t (eq. 5, or Pocock's α log(1 + (e − 1) t))."
+    from scipy.stats import norm
+    if kind == 'obrien-fleming': return 0.0 if t <= 0 else float(2 - 2 * norm.cdf(norm.ppf(1 - alpha / 2) / math.sqrt(t)))
+    if kind == 'pocock': return alpha * math.log(1 + (math.e - 1) * t)
+    raise ValueError(f"spending_bounds: kind must be 'obrien-fleming' or 'pocock', got {kind!r}")
+
+def _looks(looks)->tuple:
+    "Pre-registered look sizes, checked: at least one, integers ≥ 2, strictly increasing."
+    ls = tuple(looks)
+    if not ls or any(not isinstance(n, (int, np.integer)) or n < 2 for n in ls) or any(b <= a for a, b in zip(ls, ls[1:])):
+        raise ValueError(f"looks must be increasing integers ≥ 2 (the pairs per side at each look), got {looks!r}")
+    return tuple(int(n) for n in ls)
+
+@functools.lru_cache(maxsize=64)
+def _bounds(looks:tuple, alpha:float, kind:str, grid:int)->tuple:
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+    t = [n / looks[-1] for n in looks]
+    s = np.linspace(-12, 12, grid); ds = s[1] - s[0]; w = np.full(grid, ds); w[[0, -1]] = ds / 2   # the score S_k = Z_k √t_k on a grid (trapezoid weights)
+    dens, prev, out = None, 0.0, []
+    for k, tk in enumerate(t):
+        spend = _spend(tk, alpha, kind) - _spend(t[k - 1] if k else 0.0, alpha, kind)
+        if k == 0:
+            c = float(norm.ppf(1 - spend / 2)); dens = norm.pdf(s / math.sqrt(tk)) / math.sqrt(tk)
+        else:
+            sd = math.sqrt(tk - t[k - 1])                                   # S_k − S_{k−1} ~ N(0, t_k − t_{k−1}), independent of the past
+            exit_ = lambda c: float(np.sum(w * dens * (norm.sf((c * math.sqrt(tk) - s) / sd) + norm.cdf((-c * math.sqrt(tk) - s) / sd))))
+            c = brentq(lambda c: exit_(c) - spend, 0.0, 12.0) if spend > 0 else math.inf
+            dens = (w * dens) @ (norm.pdf((s[None, :] - s[:, None]) / sd) / sd)   # the continuation density at look k (before its bound)
+        dens = np.where(np.abs(s) < c * math.sqrt(tk), dens, 0.0); out.append(c)
+    return tuple(out)
+
+def spending_bounds(looks:list, # the pre-registered sizes per side, increasing (e.g. [12, 24])
+                    alpha:float=0.05, # the two-sided level spent over all the looks together
+                    kind:str='obrien-fleming', # the spending function: 'obrien-fleming' (eq. 5) or 'pocock'
+                    grid:int=1201, # points of the numerical integration (eq. 6)
+                   )->list: # the two-sided critical values c_k on the z scale, one per look
+    "Lan–DeMets group-sequential bounds (eq. 6): |Z_k| ≥ c_k at the first look k stops, and the K looks together keep the two-sided level `alpha`."
+    if not 0 < alpha < 1: raise ValueError(f"spending_bounds: alpha must lie in (0, 1), got {alpha!r}")
+    _spend(1.0, alpha, kind)
+    return list(_bounds(_looks(looks), float(alpha), kind, int(grid)))
+
+def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-registered order (look k uses the first n_k per side)
+                       paper_diff:float, # the paper's mean(b) − mean(a): its sign is the claimed direction (direction-only claims)
+                       looks:list, # the pre-registered sizes per side at which the design looks, increasing
+                       alpha:float=0.05, kind:str='obrien-fleming', # the level and its spending (`spending_bounds`)
+                       effect:float=None, # as `compare_verdict`: the paper's effect size, for the count if the last look is inconclusive
+                      )->Verdict: # (mean(b) − mean(a) at the deciding look, its repeated interval, verdict, rule)
+    "`compare_verdict` for a direction, judged at pre-registered looks: the first look whose repeated confidence interval (eq. 6) excludes 0 decides and the design stops there; no look deciding by the last is inconclusive, with `compare_verdict`'s count from all its pairs."
+    from scipy.stats import norm
+    if not (math.isfinite(paper_diff) and paper_diff != 0):
+        raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a two-sided or banded claim uses compare_verdict")
+    if _strat(a, b): raise ValueError("sequential_verdict: stratified sides are not supported; use compare_verdict")
+    ls = _looks(looks); cs = spending_bounds(ls, alpha, kind)
+    levels = [1 - 2 * float(norm.sf(c)) for c in cs]                       # each look's nominal confidence level
+    side = '> 0' if paper_diff > 0 else '< 0'
+    rule = (f"paper: mean(b) − mean(a) {side}; pre-registered looks at {', '.join(map(str, ls))} per side, two-sided α = {alpha:g} spent "
+            f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)}): "
+            "at the first look whose repeated Welch interval excludes 0, reproduced on the paper's side, departs on the other; "
+            "no look deciding by the last: inconclusive; before the first look: not run")
+    n = min(len(a), len(b))
+    if n < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} per side (have {n})", (ls[0], n))
+    for k, (nk, lev) in enumerate(zip(ls, levels)):
+        if n < nk:                                                          # an interim look gave no verdict: on to the next
+            return Verdict(d, [lo, hi], 'inconclusive', rule + f" [look {k} of {len(ls)} at {ls[k - 1]} per side: no verdict yet]",
+                           f"the design's next look is at {nk} per side (have {n}; looks use the first n_k)", (nk, n))
+        d, lo, hi = _welch(a[:nk], b[:nk], level=lev)
+        if lo > 0 or hi < 0:
+            v = 'reproduced' if (lo > 0) == (paper_diff > 0) else 'departs'
+            return Verdict(d, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk} per side" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
+    fixed = compare_verdict(a[:ls[-1]], b[:ls[-1]], paper_diff, effect=effect)
+    need = ("the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need if fixed[2] == 'inconclusive' else
+            f"the design's last look gave no verdict; the same pairs' fixed-size 95 % interval excludes 0 ({fixed[2]} had no look been taken before), "
+            "which the looks' spent α does not allow: a new, pre-registered run is needed")
+    return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]", need,
+                   *((fixed.more, fixed.away) if fixed[2] == 'inconclusive' else (None, None)))
 
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
