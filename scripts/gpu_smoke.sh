@@ -6,7 +6,7 @@
 # it exists only in .gpu/ and only for this check. Pass NBS="22_ni_swap_costs ..." to run a subset; TMO: seconds per notebook.
 set -u
 cd "$(dirname "$0")/.."
-ALL="20_ni_q1q2_fashion 20b_ni_h5_settle 21_ts_reproductions 21b_ts_fig7_settle 22_ni_swap_costs 23_ni_coherence 24_lewc_width 24b_lewc_skip_settle 25_ig_stitching 25a_ig_stitch_ladder 26_ni_vit 27_ni_wresnet_sigma"
+ALL="20_ni_q1q2_fashion 20b_ni_h5_settle 21_ts_reproductions 21b_ts_fig7_settle 22_ni_swap_costs 23_ni_coherence 24_lewc_width 24b_lewc_skip_settle 25_ig_stitching 25a_ig_stitch_ladder 25c_ig_d3_settle 26_ni_vit 27_ni_wresnet_sigma"
 if [ "${1:-}" = prepare ]; then
   rm -rf .gpu && mkdir -p .gpu/data/FashionMNIST/raw .gpu/shim/IPython
   grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
