@@ -387,11 +387,12 @@ def _looks(looks)->tuple:
 
 @functools.lru_cache(maxsize=64)
 def _bounds(looks:tuple, alpha:float, kind:str, grid:int)->tuple:
+    "Eq. 6 look by look: the density of the score still inside the bounds, carried forward on a grid; each c_k found by root search."
     from scipy.optimize import brentq
     from scipy.stats import norm
     t = [n / looks[-1] for n in looks]
     s = np.linspace(-12, 12, grid); ds = s[1] - s[0]; w = np.full(grid, ds); w[[0, -1]] = ds / 2   # the score S_k = Z_k √t_k on a grid (trapezoid weights)
-    dens, prev, out = None, 0.0, []
+    dens, out = None, []
     for k, tk in enumerate(t):
         spend = _spend(tk, alpha, kind) - _spend(t[k - 1] if k else 0.0, alpha, kind)
         if k == 0:
