@@ -509,7 +509,10 @@ def plot_ladder(lad:dict, ax=None, title:str=None):
     if gp: ax.errorbar([lad['paper_scale']], [gp[1]], [[gp[1] - gp[0]], [gp[2] - gp[1]]], fmt='s', mfc='none', color='C1', capsize=3, label="fit at the paper's scale (eq. 2)")
     ax.axhline(0, color='k', lw=0.8, label="paper's value")
     if lad['paper_scale']: ax.axvline(lad['paper_scale'], color='C3', ls='--', lw=0.8, label="paper's scale")
-    if lad['log']: ax.set_xscale('log')
+    if lad['log']:                                                      # ticks at the rungs and the paper's scale: a log axis over less
+        from matplotlib.ticker import NullFormatter                     # than two decades labels its minor ticks too, and they overlap
+        ax.set_xscale('log'); ticks = sorted(set(xs + ([lad['paper_scale']] if lad['paper_scale'] else [])))
+        ax.set_xticks(ticks, [f'{t:g}' for t in ticks]); ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(lad['axis']); ax.set_ylabel('gap to the paper'); ax.grid(alpha=0.3); ax.legend(fontsize=7)
     if title: ax.set_title(title, fontsize=9)
     return ax
