@@ -227,11 +227,17 @@ def train(model:nn.Module, # built with `init_model` / `build_model`
 
 # %% ../nbs/03_train.ipynb #7b91123f
 def estimate_train_seconds(model:nn.Module, # a fresh model of the recipe (trained one epoch, in place)
-                           data:Splits, cfg:TrainConfig, **kw, # `train`'s other arguments (device, channels_last …)
+                           data:Splits, cfg:TrainConfig,
+                           threads:int=None, # time it on this many CPU threads (e.g. 1 for a "one core" estimate); None: as set now
+                           **kw, # `train`'s other arguments (device, channels_last …)
                           )->float:
     "Seconds `train(model, data, cfg)` would take here: one epoch of the recipe timed, × `cfg.epochs`."
     if cfg.epochs < 1: raise ValueError(f"estimate_train_seconds: the recipe trains {cfg.epochs} epochs; nothing to estimate")
-    h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
+    if threads is not None and (not isinstance(threads, int) or threads < 1): raise ValueError(f"estimate_train_seconds: threads must be an integer ≥ 1, got {threads!r}")
+    old = torch.get_num_threads()
+    if threads is not None: torch.set_num_threads(threads)
+    try: h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
+    finally: torch.set_num_threads(old)
     return h[0]['seconds'] * cfg.epochs
 
 # %% ../nbs/03_train.ipynb #8b7bc342
