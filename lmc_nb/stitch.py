@@ -17,7 +17,7 @@ from .features import CrossStats, unit_matrix
 from .perm import hungarian
 from .train import evaluate
 from .interp import reset_bn
-from .nnutil import has_batchnorm
+from .nnutil import has_batchnorm, on_device, module_device
 
 # %% auto #0
 __all__ = ['SPLITS', 'birkhoff_project', 'soft_sort', 'Stitch', 'n_splits', 'split_model', 'Stitched', 'feature_moments',
@@ -91,8 +91,9 @@ def perm(self:Stitch)->Tensor:
 @torch.no_grad()
 def threshold(self:Stitch, keep_weight:bool=True):
     "Replace P by its thresholded permutation for evaluation (IG D.2.1 / D.2.2), keeping the trained weight of the kept entries."
-    p, C = self.perm(), self.C
-    Pm = torch.zeros(C, C, device=p.device); Pm[torch.arange(C, device=p.device), p] = 1.
+    M, C = self.matrix(), self.C
+    p = self.perm().to(M.device)                                          # (Hungarian solves on the CPU; the layer may be on a GPU)
+    Pm = torch.zeros(C, C, device=M.device); Pm[torch.arange(C, device=M.device), p] = 1.
     if keep_weight: self.thresholded = Pm * self.matrix()                 # M_eval[i, π(i)] = P[i, π(i)] d[π(i)]
     else: self.thresholded = Pm * (self.d.clamp(min=0) if self.kind == 'grelu' else self.logd.exp())[None, :]
     return self
@@ -195,13 +196,13 @@ def feature_moments(ha, hb, data:Data, bs:int=500)->tuple:
     st, Gaa = None, 0.
     for xb, _ in Loader(data, bs):
         a, b = unit_matrix(ha(xb), 1), unit_matrix(hb(xb), 1)          # split points put their units on dim 1 (a ViT's tokens are samples)
-        st = (st or CrossStats(a.shape[1], b.shape[1])).update(a, b); Gaa = Gaa + a.double().T @ a.double()
+        st = (st or CrossStats(a.shape[1], b.shape[1], device=a.device)).update(a, b); Gaa = Gaa + a.double().T @ a.double()
     return Gaa / st.n, st.sab / st.n, st.corr()
 
 @torch.no_grad()
 def init_from_features(S:Stitch, Gaa:Tensor, Gab:Tensor, corr:Tensor, ridge:float=1e-6)->Stitch:
     "Start S at eq. S1 (full), S2 (rank) or S3 (grelu) from `feature_moments`."
-    C = S.C
+    C, (Gaa, Gab, corr) = S.C, (t.cpu() for t in (Gaa, Gab, corr))   # C × C: solved on the CPU, copied to wherever S is
     W = torch.linalg.solve(Gaa + ridge * Gaa.trace() / C * torch.eye(C, dtype=Gaa.dtype), Gab).T     # (C_out, C): b ≈ W a
     if S.kind == 'full': S.W.copy_(W)
     elif S.kind == 'rank':
@@ -253,10 +254,11 @@ def fit_stitch(st:Stitched, tr:Data, loss_fn, epochs:int=2, lr:float=1e-2, momen
 # %% ../nbs/11a_stitch.ipynb #98fe37df
 def polish_scale(S:Stitch, perm:Tensor, tr:Data, loss_fn, epochs:int, bs:int=128, seed:int=0)->Stitch:
     "G_ReLU after thresholding: fix P at the permutation and refit D on the task loss (convex for a linear tail)."
-    rows = torch.arange(S.C)
+    dev = S.P.device
+    rows, perm = torch.arange(S.C, device=dev), perm.to(dev)
     with torch.no_grad():
         M = S.thresholded
-        S.P.copy_(torch.zeros_like(S.P).index_put_((rows, perm), torch.tensor(1.)))
+        S.P.copy_(torch.zeros_like(S.P).index_put_((rows, perm), torch.ones((), device=dev)))
         S.d.zero_().index_put_((perm,), M[rows, perm]); S.thresholded = None
     S.P.requires_grad_(False)
     opt = torch.optim.Adam([S.d], lr=0.01)                              # a convex fit of D: Adam converges without tuning
@@ -303,16 +305,21 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  polish_epochs:int=0, # grelu: epochs refitting D with P fixed at the thresholded permutation
                  init:str='ig', # 'ig': IG's start (identity; grelu: the barycentre); 'match': eq. S1–S3 from the features
                  init_samples:int=5000, # 'match': training inputs the feature moments are estimated on
+                 device=None, # where to run (`compute_device`: None is `$LMC_DEVICE`, else the models' device); the stitched model comes back
                 )->dict: # stitched model, accuracies, penalty, (perm, sparsity)
     "Train a stitching layer between `A` (first layers) and `B` (remaining layers) at layer `l` and evaluate it."
     _check_stitch_args(alpha, l1, kind, init, update, momentum)
-    Bref, (_, _, C), Cb = copy.deepcopy(B).eval(), split_model(A, l), split_model(B, l)[2]
-    if Cb != C: raise ValueError(f"train_stitch: A and B have {C} and {Cb} channels at layer {l}")
-    st, tr = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed)), (data.train if max_samples is None else data.train[:max_samples])
-    if init == 'match': init_from_features(st.stitch, *feature_moments(st._head, split_model(Bref, l)[0], tr[:init_samples]))
-    loss_fn = stitch_loss(st, Bref, target)
-    fit_stitch(st, tr, loss_fn, epochs, lr, momentum, bs, seed, alpha, head_start, update, lr_p, l1)
-    out = dict(kind=kind, layer=l)
-    if kind in ('grelu', 'softsort'): out['perm'] = st.stitch.perm(); st.stitch.threshold()
-    if kind == 'grelu' and polish_epochs: polish_scale(st.stitch, out['perm'], tr, loss_fn, polish_epochs, bs, seed + epochs)
-    return {**out, **evaluate_stitch(st, Bref, tr, data.test), 'model': st}
+    home = module_device(A)
+    with on_device([A, B], device) as dev:                            # the same batches on any device: `Loader` draws on the CPU
+        Bref, (_, _, C), Cb = copy.deepcopy(B).eval(), split_model(A, l), split_model(B, l)[2]
+        if Cb != C: raise ValueError(f"train_stitch: A and B have {C} and {Cb} channels at layer {l}")
+        tr = (data.train if max_samples is None else data.train[:max_samples]).to(dev)
+        st = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed).to(dev))
+        if init == 'match': init_from_features(st.stitch, *feature_moments(st._head, split_model(Bref, l)[0], tr[:init_samples]))
+        loss_fn = stitch_loss(st, Bref, target)
+        fit_stitch(st, tr, loss_fn, epochs, lr, momentum, bs, seed, alpha, head_start, update, lr_p, l1)
+        out = dict(kind=kind, layer=l)
+        if kind in ('grelu', 'softsort'): out['perm'] = st.stitch.perm().cpu(); st.stitch.threshold()
+        if kind == 'grelu' and polish_epochs: polish_scale(st.stitch, out['perm'], tr, loss_fn, polish_epochs, bs, seed + epochs)
+        out.update(evaluate_stitch(st, Bref, tr, data.test.to(dev)))
+    return {**out, 'model': st.to(home)}
