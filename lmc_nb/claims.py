@@ -16,9 +16,9 @@ from .nnutil import mean_ci
 # %% auto #0
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'scale_ladder', 'plot_ladder', 'claim',
-           'ledger_markdown', 'write_claims', 'write_ladders', 'settling', 'read_claims', 'ledger_counts',
-           'ledger_figure', 'cached_json']
+           'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
+           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'settling',
+           'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -449,6 +449,39 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
             "which the looks' spent α does not allow: a new, pre-registered run is needed")
     return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]", need,
                    *((fixed.more, fixed.away) if fixed[2] == 'inconclusive' else (None, None)))
+
+# %% ../nbs/13_claims.ipynb #5dff22f7
+def sequential_band_verdict(values:list, # independent measurements (per pair), in the pre-registered order (look k uses the first n_k)
+                            target:float, # the paper's value
+                            band:float, # |ours − paper| ≤ band is a reproduction
+                            looks:list, # the pre-registered sizes at which the design looks, increasing
+                            alpha:float=0.05, kind:str='obrien-fleming', # the level and its spending (`spending_bounds`)
+                           )->Verdict: # (mean at the deciding look, its repeated interval, verdict, rule)
+    "`band_verdict` judged at pre-registered looks: the first look whose repeated interval lies inside the band (reproduced) or misses it (departs) decides."
+    from scipy.stats import norm
+    if not math.isfinite(target): raise ValueError(f"sequential_band_verdict: the paper's value must be finite, got {target!r}")
+    if not band > 0: raise ValueError(f"sequential_band_verdict: band must be > 0, got {band!r}")
+    values = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in values): raise ValueError("sequential_band_verdict: non-finite measurement")
+    ls = _looks(looks); cs = spending_bounds(ls, alpha, kind); lo_b, hi_b = target - band, target + band
+    levels = [1 - 2 * float(norm.sf(c)) for c in cs]
+    rule = (f"paper: ≈ {target:g} within ±{band:g}; pre-registered looks at {', '.join(map(str, ls))}, two-sided α = {alpha:g} spent "
+            f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)}): "
+            f"at the first look whose repeated interval lies inside [{lo_b:g}, {hi_b:g}], reproduced; misses it, departs; "
+            "no look deciding by the last: inconclusive; before the first look: not run")
+    n = len(values)
+    if n < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} (have {n})", (ls[0], n))
+    for k, (nk, lev) in enumerate(zip(ls, levels)):
+        if n < nk:
+            return Verdict(m, [lo, hi], 'inconclusive', rule + f" [look {k} of {len(ls)} at {ls[k - 1]}: no verdict yet]",
+                           f"the design's next look is at {nk} (have {n}; looks use the first n_k)", (nk, n))
+        m, lo, hi = _welch([0.0] * nk, values[:nk], level=lev)            # a one-sample interval (the zero side has no spread)
+        if lo_b <= lo and hi <= hi_b or not _reaches([lo, hi], lo_b, hi_b):
+            v = 'reproduced' if lo_b <= lo and hi <= hi_b else 'departs'
+            return Verdict(m, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk}" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
+    fixed = band_verdict(values[:ls[-1]], target, band)
+    return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]",
+                   "the design's last look gave no verdict; a fixed-size run from its spread: " + (fixed.need or f"({fixed[2]} at a fixed size)"), fixed.more)
 
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …

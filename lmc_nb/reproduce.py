@@ -29,7 +29,8 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
- '25c_ig_d3_settle': dict(paper="IG D.3's rows after the stem and block 3 in looks of 16 and 32 fresh ResNet-20 ×1 pairs, 50 epochs, full data (25's 16 pairs the pilot)", cpu_h=1.6),
+ '25c_ig_d3_settle': dict(paper="IG D.3's rows after the stem and block 3 in looks of 16 and 32 fresh ResNet-20 ×1 pairs, 50 epochs, full data (25's 16 pairs the pilot)", cpu_h=10.6),
+ '25d_ig_softsort_settle': dict(paper="IG D.2.2's SoftSort row in looks of 16 and 32 fresh pairs of Myrtle CNNs of base width 64, 50 epochs, full data", cpu_h=9.0),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs (ladder rung: 800), 6 seeds, full data', cpu_h=1.2),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
 }
@@ -72,6 +73,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '25a_ig_stitch_ladder': [(f'ig_myrtle{w}', 32 * 50) for w in (16, 32, 64, 128)],
  '25b_ig_leaky_ladder': [('ig_resnet20x1', 8 * (10 + 25))],                                       # the 50-epoch rung is 25's LeakyReLU models
  '25c_ig_d3_settle': [('ig_resnet20x1', 2 * 32 * 50)],                                             # at most: 32 fresh pairs (the pilot is 25's models)
+ '25d_ig_softsort_settle': [('ig_myrtle64', 2 * 32 * 50)],                                         # at most: 32 fresh pairs (none of 25's models)
  '26_ni_vit': [('ni_vit384', 18 * 200 + 12 * 400 + 12 * 200 + 10 * 200 + 16 * 400 + 12 * 800)],     # 3 kinds; 400 epochs; more seeds; top-ups; the 800-epoch rung
  '27_ni_wresnet_sigma': [('ni_wresnet20x8', 5 * 8 * 100)],                                            # 5 σF × 8 seeds (the long run is the same recipe, cached)
 }
