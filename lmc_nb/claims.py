@@ -415,6 +415,13 @@ def spending_bounds(looks:list, # the pre-registered sizes per side, increasing 
     _spend(1.0, alpha, kind)
     return list(_bounds(_looks(looks), float(alpha), kind, int(grid)))
 
+def _design(looks, alpha:float, kind:str, per:str='')->tuple:
+    "(looks, each look's nominal confidence level, the design in words) of a pre-registered group-sequential design."
+    from scipy.stats import norm
+    ls = _looks(looks); levels = [1 - 2 * float(norm.sf(c)) for c in spending_bounds(ls, alpha, kind)]
+    return ls, levels, (f"pre-registered looks at {', '.join(map(str, ls))}{per}, two-sided α = {alpha:g} spent "
+                        f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)})")
+
 def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-registered order (look k uses the first n_k per side)
                        paper_diff:float, # the paper's mean(b) − mean(a): its sign is the claimed direction (direction-only claims)
                        looks:list, # the pre-registered sizes per side at which the design looks, increasing
@@ -422,15 +429,12 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
                        effect:float=None, # as `compare_verdict`: the paper's effect size, for the count if the last look is inconclusive
                       )->Verdict: # (mean(b) − mean(a) at the deciding look, its repeated interval, verdict, rule)
     "`compare_verdict` for a direction, judged at pre-registered looks: the first look whose repeated confidence interval (eq. 6) excludes 0 decides and the design stops there; no look deciding by the last is inconclusive, with `compare_verdict`'s count from all its pairs."
-    from scipy.stats import norm
     if not (math.isfinite(paper_diff) and paper_diff != 0):
-        raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a two-sided or banded claim uses compare_verdict")
+        raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a banded claim uses sequential_band_verdict, a two-sided one compare_verdict")
     if _strat(a, b): raise ValueError("sequential_verdict: stratified sides are not supported; use compare_verdict")
-    ls = _looks(looks); cs = spending_bounds(ls, alpha, kind)
-    levels = [1 - 2 * float(norm.sf(c)) for c in cs]                       # each look's nominal confidence level
+    ls, levels, design = _design(looks, alpha, kind, ' per side')
     side = '> 0' if paper_diff > 0 else '< 0'
-    rule = (f"paper: mean(b) − mean(a) {side}; pre-registered looks at {', '.join(map(str, ls))} per side, two-sided α = {alpha:g} spent "
-            f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)}): "
+    rule = (f"paper: mean(b) − mean(a) {side}; {design}: "
             "at the first look whose repeated Welch interval excludes 0, reproduced on the paper's side, departs on the other; "
             "no look deciding by the last: inconclusive; before the first look: not run")
     n = min(len(a), len(b))
@@ -458,15 +462,12 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
                             alpha:float=0.05, kind:str='obrien-fleming', # the level and its spending (`spending_bounds`)
                            )->Verdict: # (mean at the deciding look, its repeated interval, verdict, rule)
     "`band_verdict` judged at pre-registered looks: the first look whose repeated interval lies inside the band (reproduced) or misses it (departs) decides."
-    from scipy.stats import norm
     if not math.isfinite(target): raise ValueError(f"sequential_band_verdict: the paper's value must be finite, got {target!r}")
     if not band > 0: raise ValueError(f"sequential_band_verdict: band must be > 0, got {band!r}")
     values = [float(v) for v in values]
     if any(not math.isfinite(v) for v in values): raise ValueError("sequential_band_verdict: non-finite measurement")
-    ls = _looks(looks); cs = spending_bounds(ls, alpha, kind); lo_b, hi_b = target - band, target + band
-    levels = [1 - 2 * float(norm.sf(c)) for c in cs]
-    rule = (f"paper: ≈ {target:g} within ±{band:g}; pre-registered looks at {', '.join(map(str, ls))}, two-sided α = {alpha:g} spent "
-            f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)}): "
+    (ls, levels, design), lo_b, hi_b = _design(looks, alpha, kind), target - band, target + band
+    rule = (f"paper: ≈ {target:g} within ±{band:g}; {design}: "
             f"at the first look whose repeated interval lies inside [{lo_b:g}, {hi_b:g}], reproduced; misses it, departs; "
             "no look deciding by the last: inconclusive; before the first look: not run")
     n = len(values)
