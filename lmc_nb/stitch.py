@@ -94,7 +94,7 @@ def threshold(self:Stitch, keep_weight:bool=True):
     M, C = self.matrix(), self.C
     p = self.perm().to(M.device)                                          # (Hungarian solves on the CPU; the layer may be on a GPU)
     Pm = torch.zeros(C, C, device=M.device); Pm[torch.arange(C, device=M.device), p] = 1.
-    if keep_weight: self.thresholded = Pm * self.matrix()                 # M_eval[i, π(i)] = P[i, π(i)] d[π(i)]
+    if keep_weight: self.thresholded = Pm * M                             # M_eval[i, π(i)] = P[i, π(i)] d[π(i)]
     else: self.thresholded = Pm * (self.d.clamp(min=0) if self.kind == 'grelu' else self.logd.exp())[None, :]
     return self
 
