@@ -17,8 +17,8 @@ from .nnutil import mean_ci
 __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
            'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
-           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'settling',
-           'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
+           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -569,7 +569,9 @@ def _with_scale(r)->str:
     st = getattr(r, 'settles', None)
     was = (f"settles `{st['source']}`'s row ({st['verdict']}: {_num(st['ours'], st['ci'])}){'; ' if r.verdict in ('inconclusive', 'departs') else ''}" if st else '')
     if r.verdict == 'inconclusive': return was + (r.need or 'pairs needed: not computed')
-    if r.verdict == 'departs': return was + (f"**{r.ladder['verdict']}**: {r.ladder['summary']}" if r.ladder else 'no ladder yet')
+    rep = (r.ladder or {}).get('replaces')
+    again = f" (measured again by `{r.ladder['source']}`, in place of `{rep['source']}`'s ladder: {rep['verdict']})" if rep else ''
+    if r.verdict == 'departs': return was + (f"**{r.ladder['verdict']}**: {r.ladder['summary']}{again}" if r.ladder else 'no ladder yet')
     return was
 
 def ledger_markdown(rows:list)->str:
@@ -602,6 +604,19 @@ def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for th
     text = json.dumps({k: {**v, 'source': name} for k, v in ladders.items()}, indent=1, allow_nan=False)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
+def replacing(ladder:dict, # a `scale_ladder` result measured again, with more pairs or rungs, by another notebook
+              row_id:str, # the departing row whose own ladder it replaces
+              source:str, # the notebook that wrote that row and its ladder (e.g. '24_lewc_width')
+              folder=None, # default: the `claims/` folder beside the notebooks
+             )->dict:
+    "`ladder`, marked as replacing the ladder `source`'s row carries: `write_ladders` stores it and `read_claims` shows it in that ladder's place, with what it replaced."
+    f = Path(folder or 'claims') / f'{source}.json'
+    if not f.exists(): raise ValueError(f"replacing: {f} does not exist; run {source} at the cpu scale first")
+    old = [d for d in json.loads(f.read_text()) if d['id'] == row_id]
+    if len(old) != 1: raise ValueError(f"replacing: {f} has {len(old)} rows {row_id!r}; a ladder replaces exactly one row's")
+    if not old[0].get('ladder'): raise ValueError(f"replacing: {source}'s {row_id!r} has no ladder to replace; store the ladder with `write_ladders` alone")
+    return {**ladder, 'replaces': dict(source=source, **{k: old[0]['ladder'][k] for k in ('verdict', 'slope', 'ci', 'summary')})}
+
 def settling(row:Claim, # this notebook's row, measured with more pairs than `source` had
              source:str, # the notebook whose row of the same id was inconclusive (e.g. '24_lewc_width')
              folder=None, # default: the `claims/` folder beside the notebooks
@@ -615,7 +630,7 @@ def settling(row:Claim, # this notebook's row, measured with more pairs than `so
     return replace(row, settles=dict(source=source, **{k: old[0][k] for k in ('verdict', 'ours', 'ci', 'need', 'scale')}))
 
 def read_claims(folder='claims')->list:
-    "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a settling row (`settling`) takes its earlier row's place; a ladder stored apart (`write_ladders`) joins the departing row it names."
+    "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a settling row (`settling`) takes its earlier row's place; a ladder stored apart (`write_ladders`) joins the departing row it names, in place of its own only where it says so (`replacing`)."
     out = []
     for f in sorted(Path(folder).glob('*.json')):
         for d in json.loads(f.read_text()):
@@ -630,8 +645,11 @@ def read_claims(folder='claims')->list:
         for k, lad in json.loads(f.read_text()).items():
             rows = [r for r in out if r.id == k]
             if len(rows) != 1: raise ValueError(f"{f}: the ladder for {k!r} names {len(rows)} ledger rows; it must name exactly one")
-            r = rows[0]
-            if r.ladder is not None: raise ValueError(f"{f}: {k!r} has a ladder from its own notebook already")
+            r, rep = rows[0], lad.get('replaces')
+            if r.ladder is not None and not rep: raise ValueError(f"{f}: {k!r} has a ladder from its own notebook already; a ladder measured again replaces it only by saying so (`replacing`)")
+            if rep and (rep['source'] != r.source or r.ladder is None or (r.ladder['verdict'], r.ladder['slope']) != (rep['verdict'], rep['slope'])):
+                raise ValueError(f"{f}: {k!r} replaces {rep['source']}'s ladder ({rep['verdict']}), but the ledger's row is {r.source}'s with "
+                                 f"{'no ladder' if r.ladder is None else r.ladder['verdict']}: re-run {lad['source']}")
             if r.verdict == 'departs' and r.rules == RULEBOOK: r.ladder = lad      # as `claim`: a ladder explains a departure
     return out
 

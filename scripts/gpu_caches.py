@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle|24b]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle|24b|24c]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -55,6 +55,16 @@ def jobs():
             mc = model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
             out.append(dict(name=f'24 {arch_name} x{w:g}', data=dict(limit=12_000), arch=mc, cfg=cfg,
                             paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in range(6)], cl=True))
+    # 24c_lewc_cnn_settle: fresh pairs (seeds 6 on) of the same recipe and names, for Table 1's CNN rows that 24 left inconclusive —
+    # in the order a CPU helper should take them: each network's first look, the width ladder's narrower rungs, then the last look
+    c24 = dict(epochs=10, bs=500, lr=0.4, wd=3e-3, opt='sgd', schedule='cosine', warmup='linear', warmup_epochs=1, augment=True)
+    for arch_name, w, seeds, tag in (('resnet20', 1, range(6, 22), 'look1'), ('vgg11', 0.25, range(6, 54), 'look1'),
+                                     ('resnet20', 0.5, range(6, 18), 'rung'), ('resnet20', 0.25, range(6, 18), 'rung'),
+                                     ('vgg11', 0.125, range(6, 18), 'rung'), ('vgg11', 0.0625, range(6, 18), 'rung'),
+                                     ('resnet20', 1, range(22, 38), 'look2'), ('vgg11', 0.25, range(54, 102), 'look2')):
+        cfg, mc = TrainConfig(**c24), model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
+        out.append(dict(name=f'24c {arch_name} x{w:g} {tag}', data=dict(limit=12_000), arch=mc, cfg=cfg,
+                        paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in seeds], cl=True))
     # 24_lewc_width, cell `models`: the MLPs of §5.4's weak decay, F.9's decay sweep and F.11's skip / batch-norm kinds (full data, 30 epochs, 6 seeds)
     for w, wd, amp, kind in ([(512, 1e-4, 'bf16', 'plain')] + [(w, wd, 'none', 'plain') for w in (32, 128, 512) for wd in (0.0, 1e-4, 1e-3)]
                              + [(w, 3e-3, 'none', k) for w in (32, 128, 512) for k in ('skip', 'bn')]):
@@ -92,10 +102,13 @@ def missing(j): return [(s, p) for s, p in j['paths'] if not (p / 'config.json')
 PLAN = [['27 sf0 e100', '20 dense sf2', '24 resnet20 x0.25'], ['27 sf4 e100', '20 wasym sf0', '24 vgg11 x0.0625'],
         ['20 wasym sf2', '24 resnet20 x1'], ['20 syre sf2', '24 resnet20 x0.5', '24 vgg11 x0.125'], ['24 vgg11 x0.25']]
 _MLP24 = [j for w in (32, 128, 512) for j in (f'24 mlp w{w} wd0 plain none', f'24 mlp w{w} wd0.0001 plain none', f'24 mlp w{w} wd0.001 plain none', f'24 mlp w{w} wd0.003 skip none', f'24 mlp w{w} wd0.003 bn none')] + ['24 mlp w512 wd0.0001 plain bf16']
+_C24 = [f'24c {a} x{w:g} {t}' for a, w, t in (('resnet20', 1, 'look1'), ('vgg11', 0.25, 'look1'), ('resnet20', 0.5, 'rung'), ('resnet20', 0.25, 'rung'),
+                                                 ('vgg11', 0.125, 'rung'), ('vgg11', 0.0625, 'rung'), ('resnet20', 1, 'look2'), ('vgg11', 0.25, 'look2'))]
 PLANS = {'24mlp': [_MLP24[0::2], _MLP24[1::2]],   # MLPs too large to send back: for a CPU, two workers (WORKER=0, 1) on two cores
          '24settle': [['24 mlp w2048 wd0.003 settle', '24 mlp w512 wd0.003 settle'],   # two workers share every list (a model's lock says who trains it)
                       ['24 mlp w512 wd0.0001 settle', '24 mlp w512 wd0.003 settle', '24 mlp w2048 wd0.003 settle']],
          '24b': [['24b mlp w512 skip', '24b mlp w512 plain'], ['24b mlp w512 plain', '24b mlp w512 skip']],   # both workers share both lists
+         '24c': [[j for j in _C24 if j.startswith(f'24c {a}')] + [j for j in _C24 if not j.startswith(f'24c {a}')] for a in ('resnet20', 'vgg11') * 6],   # up to 12 workers (a GPU's processes) share all lists: a model's lock says who trains it
          'main': PLAN, '20settle': [['20 wasym sf2 settle']], '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
