@@ -547,6 +547,8 @@ def plot_ladder(lad:dict, ax=None, title:str=None):
         from matplotlib.ticker import NullFormatter                     # than two decades labels its minor ticks too, and they overlap
         ax.set_xscale('log'); ticks = sorted(set(xs + ([lad['paper_scale']] if lad['paper_scale'] else [])))
         ax.set_xticks(ticks, [f'{t:g}' for t in ticks]); ax.xaxis.set_minor_formatter(NullFormatter())
+        lt = [math.log10(t) for t in ticks]                             # rungs close together beside a far paper's scale: slant their labels
+        if len(lt) > 1 and min(b - a for a, b in zip(lt, lt[1:])) < 0.2 * (lt[-1] - lt[0]): ax.tick_params(axis='x', labelrotation=45, labelsize=7)
     ax.set_xlabel(lad['axis']); ax.set_ylabel('gap to the paper'); ax.grid(alpha=0.3); ax.legend(fontsize=7)
     if title: ax.set_title(title, fontsize=9)
     return ax
