@@ -14,8 +14,8 @@ from .asym import SigmaAsym
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'DEVICE_ENV', 'GaussianRBF', 'Cube',
            'parse_activation', 'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'call_model',
-           'model_outputs', 'batches', 'native_bf16', 'autocast_for', 'compute_device', 'module_device', 'on_device',
-           'mean_ci']
+           'model_outputs', 'batches', 'native_bf16', 'autocast_for', 'compute_device', 'device_note', 'module_device',
+           'on_device', 'mean_ci']
 
 # %% ../nbs/01a_nnutil.ipynb #910a5e03
 class GaussianRBF(nn.Module):
@@ -143,6 +143,13 @@ def compute_device(device=None, # 'cpu', 'cuda', 'cuda:N', 'auto' or a torch.dev
     if d.type == 'cuda' and d.index is not None and d.index >= torch.cuda.device_count():
         raise ValueError(f"device {src!r}{where}: this machine has {torch.cuda.device_count()} CUDA GPU(s)")
     return d
+
+def device_note(what:str='measured', # what ran there: 'trained', 'trained and stitched' …
+                device=None, # as `compute_device` (None: `$LMC_DEVICE`)
+               )->dict:
+    "`{'where': …}` naming the GPU when the heavy passes run on one (`compute_device`), else `{}`: a cached result then says it was not measured on this machine's CPU, and its seconds are another machine's."
+    d = compute_device(device)
+    return {} if d is None or d.type == 'cpu' else {'where': f"{what} on GPU {torch.cuda.get_device_name(d)} (${DEVICE_ENV})"}
 
 def module_device(m:nn.Module)->torch.device:
     "The device of `m`'s first parameter (or buffer); the CPU for a module with neither."
