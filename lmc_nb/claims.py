@@ -491,6 +491,7 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
                  target:float, # the paper's value
                  paper_scale:float=None, # where the paper measured, on the same axis (None: not comparable)
                  log:bool=True, # fit against log10(scale)
+                 own:float=None, # the scale of the row's own measurement: its rung's gap is the departure's side (None: the rungs' mean gap)
                 )->dict: # verdict, slope, ci, meet, summary, rule and the points (JSON-ready)
     "Fit the gap to the paper's value against scale (eq. 1): 'gap closes with scale', 'persists' or 'unclear', by the printed rule."
     if len(scales) != len(values): raise ValueError(f"scale_ladder: {len(scales)} scales but {len(values)} value lists")
@@ -506,7 +507,10 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; persists if " + ("the 95 % confidence interval of the fitted gap at the "
             "paper's scale excludes 0 (with the sign of the gap we measured: a gap that shrinks too slowly to close by then still persists), or if " if up is not None else '')
             + "the slope's 95 % interval excludes 0 on the widening side; otherwise closes if it excludes 0 on the side that shrinks the gap; else unclear")
-    s = 1 if sum(sum(float(v) - target for v in vs) / len(vs) for vs in values) > 0 else -1   # the departure's side: the rungs' mean gap (the fit's end may already have crossed 0)
+    if own is not None and own not in scales: raise ValueError(f"scale_ladder: own={own!r} is not one of the scales {list(scales)}")
+    side = [sum(vs) / len(vs) - target for s_, vs in zip(scales, values) if s_ == own] if own is not None else \
+           [sum(sum(float(v) - target for v in vs) / len(vs) for vs in values)]   # the departure's side: the row's own rung, else the rungs' mean gap
+    s = 1 if side[0] > 0 else -1
     inv = (lambda u: 10 ** u) if log else (lambda u: u)
     meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
     shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'does not shrink significantly'
