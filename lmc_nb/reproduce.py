@@ -26,10 +26,11 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),
  '24b_lewc_skip_settle': dict(paper="plain and skip MLPs at width 8192, 100 epochs, the pairs Fig. 26's rows ask for (at most 33 per side)", cpu_h=2.0),
+ '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=4.5),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
- '25c_ig_d3_settle': dict(paper="IG D.3's rows after the stem and block 3 in looks of 16 and 32 fresh ResNet-20 ×1 pairs, 50 epochs, full data (25's 16 pairs the pilot)", cpu_h=10.6),
+ '25c_ig_d3_settle': dict(paper="IG D.3's rows after the stem and block 3 in looks of 16 and 32 fresh ResNet-20 ×1 pairs, 50 epochs, full data (25's 16 pairs the pilot)", cpu_h=15.0),
  '25d_ig_softsort_settle': dict(paper="IG D.2.2's SoftSort row in looks of 16 and 32 fresh pairs of Myrtle CNNs of base width 64, 50 epochs, full data", cpu_h=9.0),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs (ladder rung: 800), 6 seeds, full data', cpu_h=1.2),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
@@ -69,6 +70,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '24_lewc_width': [('lewc_mlp512', 36 * 100), ('lewc_mlp1024', 6 * 100), ('lewc_mlp2048', 36 * 100), ('lewc_mlp4096', 6 * 100),
                    ('lewc_mlp8192', 36 * 100), ('lewc_resnet20x32', 6 * 100), ('lewc_vgg11x16', 6 * 100)],   # 6 seeds; + skip / bn (F.11) and 3 decays at 512, 2048, 8192
  '24b_lewc_skip_settle': [('lewc_mlp8192', 2 * 2 * 33 * 100)],                                 # at most: 33 pairs of plain and of skip MLPs (settle_max)
+ '24c_lewc_cnn_settle': [('lewc_resnet20x32', 2 * 8 * 100), ('lewc_vgg11x16', 2 * 8 * 100)],        # at most: 8 fresh pairs per network (none of 24's models)
  '25_ig_stitching': [('ig_myrtle64', 64 * 50), ('ig_myrtle64c', 16 * 50), ('ig_resnet20x1', (32 + 7 * 16) * 50)],   # growing, constant; ResNets, LeakyReLU ones
  '25a_ig_stitch_ladder': [(f'ig_myrtle{w}', 32 * 50) for w in (16, 32, 64, 128)],
  '25b_ig_leaky_ladder': [('ig_resnet20x1', 8 * (10 + 25))],                                       # the 50-epoch rung is 25's LeakyReLU models

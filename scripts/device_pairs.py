@@ -4,6 +4,7 @@ per-pair results (JSON) for the notebook to read from its cache. Models stay the
     python scripts/device_pairs.py run NOTEBOOK --upto TEXT --call EXPR --pairs LO:HI --pack DIR [--procs 12] [--deadline S]
                                        [--scale cpu] [--device cuda] [--out $OUT]
     python scripts/device_pairs.py unpack FILE.tgz DIR      # here: the results into data_root()/DIR (files already there are kept)
+    python scripts/device_pairs.py selftest                 # CPU, smoke scale, seconds (CI)
 
 `run` starts --procs worker processes. Each executes the notebook's code cells that come before the first cell containing
 TEXT (its definitions: data, recipe, the cached per-pair measurement) in the notebook's folder, at --scale, with
@@ -79,16 +80,35 @@ def run(a):
     print(f"done: {n} results under {src} packed into {out / 'pairs.tgz'}, {time.time() - t0:.0f} s" + (f"; workers {bad} failed" if bad else ''), flush=True)
     if bad: sys.exit(1)
 
+def selftest():
+    "CPU, smoke scale (CI): 24c's own `bars` for two VGG pairs in two workers, packed, unpacked elsewhere byte for byte; a missing stop cell is refused."
+    import tempfile, shutil
+    repo, tmp = Path(__file__).resolve().parents[1], Path(tempfile.mkdtemp())
+    nb = str(repo / 'nbs' / '24c_lewc_cnn_settle.ipynb')
+    args = [sys.executable, __file__, 'run', nb, '--upto', '## The looks', '--call', "bars('vgg11', CFG['cnns']['vgg11'], i)", '--pairs', '3:5',
+            '--procs', '2', '--pack', 'lewc_width/bars', '--deadline', '600', '--scale', 'smoke', '--device', 'cpu', '--out', str(tmp / 'out')]
+    subprocess.run(args, env={**os.environ, 'LMC_DATA': str(tmp / 'there')}, check=True, capture_output=True)
+    subprocess.run([sys.executable, __file__, 'unpack', str(tmp / 'out' / 'pairs.tgz'), 'lewc_width/bars'], env={**os.environ, 'LMC_DATA': str(tmp / 'here')}, check=True, capture_output=True)
+    there = {f.relative_to(tmp / 'there'): f.read_bytes() for f in (tmp / 'there' / 'lewc_width' / 'bars').glob('vgg11-*.json')}
+    here = {f.relative_to(tmp / 'here'): f.read_bytes() for f in (tmp / 'here' / 'lewc_width' / 'bars').glob('vgg11-*.json')}
+    assert len(there) == 2 and here == there, (sorted(map(str, there)), sorted(map(str, here)))
+    assert all('acc' in json.loads(b)['weight'] and 'where' not in json.loads(b) for b in here.values())   # measured on a CPU: no GPU note
+    r = subprocess.run([sys.executable, __file__, 'run', nb, '--upto', 'no such cell', '--call', 'i', '--pairs', '0:1', '--pack', 'x', '--out', str(tmp / 'o2')],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and 'no cell contains' in r.stderr, r.stderr
+    shutil.rmtree(tmp); print(f"selftest: {len(here)} pairs measured by 2 workers come back byte for byte; a missing stop cell is refused")
+
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('cmd', choices=['run', 'work', 'unpack']); ap.add_argument('notebook', help='the notebook (run, work) or the .tgz (unpack)')
+    ap.add_argument('cmd', choices=['run', 'work', 'unpack', 'selftest']); ap.add_argument('notebook', nargs='?', help='the notebook (run, work) or the .tgz (unpack)')
     ap.add_argument('dir', nargs='?', help='unpack: the cache folder under data_root()')
     ap.add_argument('--upto'); ap.add_argument('--call'); ap.add_argument('--pairs'); ap.add_argument('--pack')
     ap.add_argument('--procs', type=int, default=12); ap.add_argument('--deadline', type=float, default=480)
     ap.add_argument('--scale', default='cpu'); ap.add_argument('--device', default='cuda'); ap.add_argument('--out', default=os.environ.get('OUT', 'device_out'))
     ap.add_argument('--k', type=int, default=0); ap.add_argument('--stop-at', type=float, default=float('inf'))
     a = ap.parse_args()
-    if a.cmd == 'unpack': unpack(a.notebook, a.dir or ap.error('unpack needs DIR'))
+    if a.cmd == 'selftest': selftest()
+    elif a.cmd == 'unpack': unpack(a.notebook, a.dir or ap.error('unpack needs DIR'))
     else:
         for f in ('upto', 'call', 'pairs') + (('pack',) if a.cmd == 'run' else ()):
             if getattr(a, f) is None: ap.error(f"{a.cmd} needs --{f}")

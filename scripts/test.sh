@@ -5,8 +5,8 @@
 # being what index.ipynb says, a docs page that does not render its math and figures, any notebook that errors.
 # Also (unless LMC_SKIP_WHEEL=1): the package builds as wheel + sdist, installs from the wheel into a clean virtual
 # environment, and runs `lmc report` there. Ends with one line `N passed, M failed, K skipped`: notebooks (a notebook
-# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped), plus the six checks
-# before them (sync, clean, import cells, docs pre-processing, _quarto.yml, README), the docs render check and the wheel
+# whose every real cell carries a test flag such as `#| slow` ran nothing and counts as skipped), plus the checks
+# before them (sync, clean, import cells, the two device scripts' selftests, docs pre-processing, _quarto.yml, README), the docs render check and the wheel
 # check -- so a run that exits non-zero never prints "0 failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +41,10 @@ if python3 scripts/nb_lint.py; then pre_pass=$((pre_pass + 1)); else bad "a cell
 echo "== scripts/gpu_caches.py: models trained elsewhere come back bit for bit (shrunk jobs, CPU)"
 if (cd "$tmp" && python3 "$root/scripts/gpu_caches.py" selftest > "$tmp/gpu_caches.log" 2>&1); then pre_pass=$((pre_pass + 1)); tail -1 "$tmp/gpu_caches.log"
 else tail -20 "$tmp/gpu_caches.log"; bad "gpu_caches.py selftest failed"; fi
+
+echo "== scripts/device_pairs.py: per-pair results measured by parallel workers elsewhere come back byte for byte (CPU, smoke)"
+if (cd "$tmp" && python3 "$root/scripts/device_pairs.py" selftest > "$tmp/device_pairs.log" 2>&1); then pre_pass=$((pre_pass + 1)); tail -1 "$tmp/device_pairs.log"
+else tail -20 "$tmp/device_pairs.log"; bad "device_pairs.py selftest failed"; fi
 
 echo "== docs pre-processing (nbdev_proc_nbs)"
 # Without Quarto on PATH, nbdev_proc_nbs tries to download Quarto and then runs `pip install -e` on the folder it is
