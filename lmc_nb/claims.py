@@ -513,7 +513,7 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     s = 1 if side[0] > 0 else -1
     inv = (lambda u: 10 ** u) if log else (lambda u: u)
     meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
-    shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'does not shrink significantly'
+    shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'widens' if (lo > 0 if s > 0 else hi < 0) else 'does not shrink significantly'   # the slope's interval decides
     if gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
         verdict = 'persists'
         summary = f"the gap {shrinks} with {axis}, and the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
