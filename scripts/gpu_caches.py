@@ -60,7 +60,7 @@ def jobs():
     c24 = dict(epochs=10, bs=500, lr=0.4, wd=3e-3, opt='sgd', schedule='cosine', warmup='linear', warmup_epochs=1, augment=True)
     for arch_name, w, seeds, tag in (('resnet20', 1, range(6, 22), 'look1'), ('vgg11', 0.25, range(6, 54), 'look1'),
                                      ('resnet20', 0.5, range(6, 18), 'rung'), ('resnet20', 0.25, range(6, 18), 'rung'),
-                                     ('vgg11', 0.125, range(6, 18), 'rung'), ('vgg11', 0.0625, range(6, 18), 'rung'),
+                                     ('vgg11', 0.125, range(6, 54), 'rung'), ('vgg11', 0.0625, range(6, 54), 'rung'),   # VGG's cheap rungs: 24 pairs
                                      ('resnet20', 1, range(22, 38), 'look2'), ('vgg11', 0.25, range(54, 102), 'look2')):
         cfg, mc = TrainConfig(**c24), model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
         out.append(dict(name=f'24c {arch_name} x{w:g} {tag}', data=dict(limit=12_000), arch=mc, cfg=cfg,
