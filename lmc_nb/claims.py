@@ -481,8 +481,15 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
             v = 'reproduced' if lo_b <= lo and hi <= hi_b else 'departs'
             return Verdict(m, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk}" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
     fixed = band_verdict(values[:ls[-1]], target, band)
-    return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]",
-                   "the design's last look gave no verdict; a fixed-size run from its spread: " + (fixed.need or f"({fixed[2]} at a fixed size)"), fixed.more)
+    if fixed[2] == 'inconclusive': need, more = "the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need, fixed.more
+    else:       # these pairs at a fixed size would read `qualitative` (or a verdict the looks' spent α does not allow): count a new run to the band's edge the interval holds
+        e = min((x for x in (lo_b, hi_b) if lo <= x <= hi), key=lambda x: abs(m - x))
+        q = pairs_for(statistics.stdev(values[:ls[-1]]), abs(m - e))
+        need = (f"the design's last look gave no verdict (read at a fixed size these pairs would say {fixed[2]}, but the looks have spent α: they cannot be re-read); "
+                + (f"a new pre-registered run: ≈ {q} pairs for a 95 % half-width of {abs(m - e):.3g}, the distance from the mean to the band's edge {e:g}" if q
+                   else "the mean sits on the band's edge: no finite number of pairs"))
+        more = (q, 0) if q else None                                        # a new run: none of these pairs count toward it
+    return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]", need, more)
 
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …

@@ -26,7 +26,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),
  '24b_lewc_skip_settle': dict(paper="plain and skip MLPs at width 8192, 100 epochs, the pairs Fig. 26's rows ask for (at most 33 per side)", cpu_h=2.0),
- '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=5.5),
+ '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=9.0),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
