@@ -448,11 +448,16 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
             v = 'reproduced' if (lo > 0) == (paper_diff > 0) else 'departs'
             return Verdict(d, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk} per side" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
     fixed = compare_verdict(a[:ls[-1]], b[:ls[-1]], paper_diff, effect=effect)
-    need = ("the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need if fixed[2] == 'inconclusive' else
-            f"the design's last look gave no verdict; the same pairs' fixed-size 95 % interval excludes 0 ({fixed[2]} had no look been taken before), "
-            "which the looks' spent α does not allow: a new, pre-registered run is needed")
+    if fixed[2] == 'inconclusive':
+        return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]",
+                       "the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need, fixed.more, fixed.away)
+    d_, _, _, S = _welch(a[:ls[-1]], b[:ls[-1]], sds=True); q = pairs_for(S, abs(d_))   # these pairs excluded 0 at a fixed size: count a new run to 0
+    need = (f"the design's last look gave no verdict; the same pairs' fixed-size 95 % interval excludes 0 ({fixed[2]} had no look been taken before), "
+            "which the looks' spent α does not allow: a new, pre-registered run is needed"
+            + (f": ≈ {q} per side for a 95 % half-width of {abs(d_):.3g}, the distance from the measured difference to 0" if q else ''))
+    cnt = (q, 0) if q else None                                             # a new run: none of these pairs count toward it
     return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]", need,
-                   *((fixed.more, fixed.away) if fixed[2] == 'inconclusive' else (None, None)))
+                   *((None, cnt) if fixed[2] == 'departs' else (cnt, None)))
 
 # %% ../nbs/13_claims.ipynb #5dff22f7
 def sequential_band_verdict(values:list, # independent measurements (per pair), in the pre-registered order (look k uses the first n_k)
