@@ -2,7 +2,7 @@
 under exactly the cache names those notebooks look up, so that `lmc reproduce NAME --scale cpu` then loads them.
 
     python scripts/gpu_caches.py list [HAVE]              # the jobs and which of their models the local cache holds (HAVE: write their names)
-    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle|24b|24c]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
+    WORKER=i HAVE=FILE python scripts/gpu_caches.py run OUT [--cpu] [--plan main|20a|20settle|24mlp|24settle|24b|24c|24c2]   # worker i of the plan trains what is missing; writes OUT/wi.tar.gz (OUT '-': into the local cache only)
     python scripts/gpu_caches.py unpack OUT               # put the trained models into the local cache (`data_root()`)
     python scripts/gpu_caches.py selftest                 # CPU, seconds (CI): shrunk jobs trained, packed, unpacked elsewhere, equal bit for bit
 
@@ -61,7 +61,9 @@ def jobs():
     for arch_name, w, seeds, tag in (('resnet20', 1, range(6, 22), 'look1'), ('vgg11', 0.25, range(6, 54), 'look1'),
                                      ('resnet20', 0.5, range(6, 18), 'rung'), ('resnet20', 0.25, range(6, 18), 'rung'),
                                      ('vgg11', 0.125, range(6, 54), 'rung'), ('vgg11', 0.0625, range(6, 54), 'rung'),   # VGG's cheap rungs: 24 pairs
-                                     ('resnet20', 1, range(22, 38), 'look2'), ('vgg11', 0.25, range(54, 102), 'look2')):
+                                     ('resnet20', 1, range(22, 38), 'look2'), ('vgg11', 0.25, range(54, 102), 'look2'),
+                                     ('vgg11', 0.25, range(102, 486), 'new')):   # VGG-11's weight-matched accuracy, undecided at 24c's last look: models for a new
+                                                                                   # pre-registered run (≈ 188 pairs asked for; its looks are set before any barrier is read)
         cfg, mc = TrainConfig(**c24), model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
         out.append(dict(name=f'24c {arch_name} x{w:g} {tag}', data=dict(limit=12_000), arch=mc, cfg=cfg,
                         paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in seeds], cl=True))
@@ -109,6 +111,7 @@ PLANS = {'24mlp': [_MLP24[0::2], _MLP24[1::2]],   # MLPs too large to send back:
                       ['24 mlp w512 wd0.0001 settle', '24 mlp w512 wd0.003 settle', '24 mlp w2048 wd0.003 settle']],
          '24b': [['24b mlp w512 skip', '24b mlp w512 plain'], ['24b mlp w512 plain', '24b mlp w512 skip']],   # both workers share both lists
          '24c': [[j for j in _C24 if j.startswith(f'24c {a}')] + [j for j in _C24 if not j.startswith(f'24c {a}')] for a in ('resnet20', 'vgg11') * 6],   # up to 12 workers (a GPU's processes) share all lists: a model's lock says who trains it
+         '24c2': [['24c vgg11 x0.25 new']] * 12,   # the new run's models, shared by up to 12 workers (a model's lock says who trains it)
          'main': PLAN, '20settle': [['20 wasym sf2 settle']], '20a': [[f'20a {k} x{w:g}' for w in (0.5, 0.25)] for k in ('syre sf2', 'dense sf2', 'wasym sf0', 'wasym sf2')]}
 
 def sha(t): return hashlib.sha1(t.contiguous().cpu().numpy().tobytes()).hexdigest()
