@@ -63,7 +63,9 @@ def jobs():
                                      ('vgg11', 0.125, range(6, 54), 'rung'), ('vgg11', 0.0625, range(6, 54), 'rung'),   # VGG's cheap rungs: 24 pairs
                                      ('resnet20', 1, range(22, 38), 'look2'), ('vgg11', 0.25, range(54, 102), 'look2'),
                                      ('vgg11', 0.25, range(102, 486), 'new')):   # VGG-11's weight-matched accuracy, undecided at 24c's last look: models for a new
-                                                                                   # pre-registered run (≈ 188 pairs asked for; its looks are set before any barrier is read)
+                                                                                   # pre-registered run (≈ 188 pairs asked for), fixed here before any of its barriers is read:
+                                                                                   # pairs (102, 103), (104, 105), …; sequential_band_verdict against LEWC's 7.0 ± 7.388,
+                                                                                   # looks at 96 and 192 pairs, O'Brien-Fleming spending, two-sided α = 0.05
         cfg, mc = TrainConfig(**c24), model_for(arch_name, (1, 28, 28), 10, width=w, norm='batch').config
         out.append(dict(name=f'24c {arch_name} x{w:g} {tag}', data=dict(limit=12_000), arch=mc, cfg=cfg,
                         paths=[(s, root / 'lewc_width' / f"{arch_name}-x{w:g}-{mc['norm']}-e10-{recipe_key(cfg, mc, 12_000)}-s{s}") for s in seeds], cl=True))
