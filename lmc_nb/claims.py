@@ -104,6 +104,12 @@ def _no_count(measured:float, what:str, away:str=None)->str:
 
 def _reaches(ci:list, lo:float, hi:float)->bool: return ci[0] <= hi and ci[1] >= lo
 
+def _nearest_edge(m:float, ci:list, edges:tuple)->tuple:
+    "The edge of a rule lying inside the interval `ci` nearest to the mean `m`, and its distance (None, 0.0 if none lies inside)."
+    inside = [e for e in edges if ci[0] <= e <= ci[1]]
+    if not inside: return None, 0.0
+    e = min(inside, key=lambda e: abs(m - e)); return e, abs(m - e)
+
 def band_verdict(values:list, # our independent measurements (None with `estimate`)
                  target:float, # the paper's value
                  band:float, # |ours − paper| ≤ band is a reproduction
@@ -146,8 +152,7 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
                       else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
                             getattr(estimate, 'more', None)))
         if sd is not None and more and more[0] <= more[1]:                # already that narrow, yet undecided: count to the edge the interval still holds
-            edges = [e for e in ((0.0,) if target else ()) + (target - band, target + band) if ci[0] <= e <= ci[1]]
-            gap = min(abs(m - e) for e in edges) if edges else 0.0
+            _, gap = _nearest_edge(m, ci, ((0.0,) if target else ()) + (target - band, target + band))
             edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
             n = pairs_for(sd, gap) if gap else None
             need, more = ((f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
@@ -488,10 +493,10 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
     fixed = band_verdict(values[:ls[-1]], target, band)
     if fixed[2] == 'inconclusive': need, more = "the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need, fixed.more
     else:       # these pairs at a fixed size would read `qualitative` (or a verdict the looks' spent α does not allow): count a new run to the band's edge the interval holds
-        e = min((x for x in (lo_b, hi_b) if lo <= x <= hi), key=lambda x: abs(m - x))
-        q = pairs_for(statistics.stdev(values[:ls[-1]]), abs(m - e))
+        e, gap = _nearest_edge(m, [lo, hi], (lo_b, hi_b))                  # inconclusive: the interval holds at least one edge
+        q = pairs_for(statistics.stdev(values[:ls[-1]]), gap)
         need = (f"the design's last look gave no verdict (read at a fixed size these pairs would say {fixed[2]}, but the looks have spent α: they cannot be re-read); "
-                + (f"a new pre-registered run: ≈ {q} pairs for a 95 % half-width of {abs(m - e):.3g}, the distance from the mean to the band's edge {e:g}" if q
+                + (f"a new pre-registered run: ≈ {q} pairs for a 95 % half-width of {gap:.3g}, the distance from the mean to the band's edge {e:g}" if q
                    else "the mean sits on the band's edge: no finite number of pairs"))
         more = (q, 0) if q else None                                        # a new run: none of these pairs count toward it
     return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]", need, more)
