@@ -658,8 +658,12 @@ def read_claims(folder='claims')->list:
     for f in sorted(Path(folder).glob('*.json')):
         for d in json.loads(f.read_text()):
             c = Claim(**{'rules': 1, **d}); c.source = f.stem; out.append(c)
-    for r in [r for r in out if r.settles]:
-        st, old = r.settles, [o for o in out if o.id == r.id and o.source == r.settles['source']]
+    def earlier(r): return [o for o in out if o.id == r.id and o.source == r.settles['source']]
+    def depth(r, n=0):                                                      # a row settling a settling row goes after it (a chain, in any file order)
+        if n > len(out): raise ValueError(f"{r.source}: the rows {r.id!r} settle each other in a cycle")
+        o = earlier(r); return depth(o[0], n + 1) + 1 if len(o) == 1 and o[0].settles else 0
+    for r in sorted([r for r in out if r.settles], key=depth):
+        st, old = r.settles, earlier(r)
         if len(old) != 1: raise ValueError(f"{r.source}: the row {r.id!r} settles {len(old)} rows of {st['source']}; it must settle exactly one")
         if (old[0].verdict, old[0].ours, old[0].ci) != (st['verdict'], st['ours'], st['ci']):
             raise ValueError(f"{st['source']}'s row {r.id!r} changed since {r.source} settled it ({old[0].verdict} {old[0].ours} against {st['verdict']} {st['ours']}): re-run {r.source}")
