@@ -65,7 +65,8 @@ def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
     for off, c in parts:
         ls = facs if c is None else leaves(c)
         if any(l.kind == 'sum' for l in ls):
-            if mark:
+            if not mark: again = True
+            elif not all(find(l).fixed for l in ls):                   # fixed once; a later pass finds them fixed and goes on
                 for l in ls: fix(l, f'a direct sum inside a product on {where} (not expressible as an Axis)')
                 again = True
             continue

@@ -112,6 +112,12 @@ def r_roll(T, func, args, kwargs, out):
         for s in lx[_dim(d, x.ndim)]: fix(s, f'a rolled axis ({T.op})')
     T.set(out, lx)
 
+def _index_axes(T, its:list, shape:tuple)->list:
+    "The axes a lookup's result gets from its index tensors: theirs, broadcast (reordering an index reorders the result); a boolean mask's are new."
+    if its and all(t.dtype != torch.bool for t in its) and tuple(torch.broadcast_shapes(*(t.shape for t in its))) == tuple(shape):
+        return _bcast(T, its, torch.empty(shape, device='meta'))
+    return [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in shape]
+
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them."
     x, idx = args[0], args[1]; lx = T.label(x)
@@ -119,8 +125,8 @@ def r_index(T, func, args, kwargs, out):
     for i in pos:
         for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
     k = out.ndim - (x.ndim - len(pos))
-    new = [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in out.shape[pos[0]:pos[0] + k]] if pos else []
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
+    new = _index_axes(T, [idx[i] for i in pos], out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
     rest = [l for i, l in enumerate(lx) if i not in pos]
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
@@ -129,13 +135,13 @@ def r_index(T, func, args, kwargs, out):
 def r_index_select(T, func, args, kwargs, out):
     x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
     for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
-    lx[d] = [Space(out.shape[d], 'index result')] if out.shape[d] != 1 else []
+    lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
     T.set(out, lx)
 
 def r_embedding(T, func, args, kwargs, out):
     w, idx = args[0], args[1]; lw = T.label(w)
     for s in lw[0]: fix(s, f'rows looked up by index ({T.op})')
-    T.set(out, [[Space(n, 'token indices')] if n != 1 else [] for n in idx.shape] + [lw[1]])
+    T.set(out, _index_axes(T, [idx], idx.shape) + [lw[1]])
 
 def r_copy(T, func, args, kwargs, out):
     dst, src = args[0], args[1]
