@@ -182,15 +182,24 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2, sol
 
 # %% ../nbs/06a_match.ipynb #5dee87f0
 def _product_siblings(m:_Scores)->dict:
-    "Block group g → [(its entry e viewed as (G, c) with sub 0, the group h permuting sub 1 of the same view)]."
+    "Block group g → [(its entry e on sub j of a view, the groups permuting the view's later subs: None where a sub is not permuted)]."
     bt, out = m.spec.by_tensor(), {}
     for g, es in m.spec.groups.items():
         for e in es:
-            if e.view is None or len(e.view) != 2 or e.sub != 0: continue
+            if e.view is None or e.sub >= len(e.view) - 1: continue            # the innermost sub has nothing inside its blocks
             nd = m.A[e.tensor].ndim
-            h = next((k for k, f in bt[e.tensor] if f.sub == 1 and f.view == e.view and f.span == e.span and f.axis % nd == e.axis % nd), None)
-            if h is not None and h != g: out.setdefault(g, []).append((e, h))
+            hs = tuple(next((k for k, f in bt[e.tensor] if f.sub == s and f.view == e.view and f.span == e.span and f.axis % nd == e.axis % nd), None)
+                       for s in range(e.sub + 1, len(e.view)))
+            if g not in hs and any(h is not None for h in hs): out.setdefault(g, []).append((e, hs))
     return out
+
+def _inner_order(m:_Scores, sizes:tuple, hs:tuple)->Tensor:
+    "Indices that put the flattened inner subs (`sizes`, permuted by groups `hs`) of B back in B's own order."
+    idx = torch.zeros(1, dtype=torch.long, device=m.dev)
+    for n, h in zip(sizes, hs):
+        p = invert_perm(m.perms[h]) if h is not None else torch.arange(n, device=m.dev)
+        idx = (idx[:, None] * n + p[None, :]).reshape(-1)
+    return idx
 
 def _pair_max(M:Tensor)->Tensor:
     "R[a, b] = max over σ of Σ_i M[a, i, b, σ(i)]: one c × c assignment per block pair (eq. product)."
@@ -199,17 +208,19 @@ def _pair_max(M:Tensor)->Tensor:
 
 def _product_move(m:_Scores, g, sibs:list)->float:
     "Solve block group g by eq. (product), then each sibling on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
-    groups = [g] + sorted({h for _, h in sibs})
+    groups = [g] + sorted({h for _, hs in sibs for h in hs if h is not None})
     touched = {e.tensor for k in groups for e in m.spec.groups[k]}
     obj = lambda: sum(float(torch.dot(m.A[t].flatten().double(), m.Bp[t].flatten().double())) for t in touched)
     before, old = obj(), {k: m.perms[k].clone() for k in groups}
     inv, G, M = invert_perm(m.perms[g]), m.sizes[g], {}
     relaxed = [e for e, _ in sibs]
     S = m.fixed[g] + sum((m.entry(g, e, inv) for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed), torch.zeros(G, G, dtype=torch.float64, device=m.dev))
-    for e, h in sibs:
-        c = e.view[1]; Af = m.Am[g, e].reshape(G, c, -1).double()
-        Bf = e.to_front(m.Bp[e.tensor]).reshape(G, c, -1)[inv][:, invert_perm(m.perms[h])].double()   # B's own order on both sub-axes
-        M[h] = M.get(h, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
+    for e, hs in sibs:                                                        # view (outer subs, G blocks, c = inner subs flattened)
+        O, c = math.prod(e.view[:e.sub]), math.prod(e.view[e.sub + 1:])
+        front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
+        Af = front(m.Am[g, e]).double()
+        Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)].double()   # B's own order on blocks and inner subs
+        M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
     R = sum(_pair_max(Mh) for Mh in M.values())
     m.assign(g, hungarian(S.cpu() + R).to(m.dev))
     for h in groups[1:]: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
