@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_align.ipynb #a78c6f3c
 from __future__ import annotations
-import importlib, importlib.util, io, json, sys, time
+import importlib, importlib.util, io, json, os, sys, time
 from pathlib import Path
 import torch
 from torch import nn
@@ -20,8 +20,8 @@ from .merge import repair_curve
 from .autospec import auto_spec
 
 # %% auto #0
-__all__ = ['METHODS', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes', 'align_pair',
-           'plot_align', 'align_markdown', 'write_align', 'run_align', 'planted_row', 'planted_markdown']
+__all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
+           'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'planted_row', 'planted_markdown']
 
 # %% ../nbs/12_align.ipynb #86f4f65f
 def load_factory(spec:str):
@@ -204,8 +204,16 @@ def run_align(a, b, # checkpoints: safetensors files or save_model folders
     return res
 
 # %% ../nbs/12_align.ipynb #c045b7db
-def planted_row(name:str, model:nn.Module, x)->dict:
+PLANTED_PEAK = 13   # the planted check's peak memory over its weights' bytes: 12.7 measured on ViT-L/32 (see 28a_torchvision_table)
+
+def planted_row(name:str, model:nn.Module, x,
+                ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
+               )->dict:
     "Spec derived and proved on `x`, planted permutations recovered exactly by weight matching — or the one-line reason why not."
+    ram = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    need = PLANTED_PEAK * sum(t.numel() * t.element_size() for t in model.state_dict().values())
+    if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB, "
+                                                                 f"{ram / 2 ** 30:.0f} GiB here")
     model.eval(); t0 = time.time()
     try: spec = auto_spec(model, x)
     except Exception as e: return dict(model=name, ok=False, reason=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")

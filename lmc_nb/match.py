@@ -133,12 +133,16 @@ def entry(self:_Scores, g, e:Axis, inv:Tensor)->Tensor:
     return self.cache[g, e][1]
 
 # %% ../nbs/06a_match.ipynb #b02d10d6
-def _greedy(m:_Scores, threads:int=2)->dict:
+def _greedy(m:_Scores, threads:int=2, products:bool=True)->dict:
     "Solve each group once with only its determined scores, the most determined first; tied groups that share no tensor together, concurrently (see 4. above)."
     known, tensors, done = set(), {g: {e.tensor for e in es} for g, es in m.spec.groups.items()}, {}
+    sibs = _product_siblings(m) if products else {}                           # block groups: solved by eq. (product) below, the
+    own = {(g, e): set(hs) for g in sibs for e, hs in sibs[g]}                # within-block siblings on an entry's own axis relaxed, not waited for
     def determined(g):
-        return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known) / sum(m.width[g, e] for e in m.spec.groups[g])
-    def solve(g): return hungarian_warm(m.score(g, known), solver=m.solver)
+        return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known | own.get((g, e), set())) / sum(m.width[g, e] for e in m.spec.groups[g])
+    def solve(g):
+        if g in sibs: return _block_pick(m, g, sibs[g], set(m.sizes) - known), None
+        return hungarian_warm(m.score(g, known), solver=m.solver)
     with ThreadPoolExecutor(max(1, threads)) as pool:
         while len(known) < len(m.sizes):
             frac = {h: determined(h) for h in m.sizes if h not in known}; top, batch = max(frac.values()), []
@@ -146,7 +150,7 @@ def _greedy(m:_Scores, threads:int=2)->dict:
                 if frac[h] == top and all(not (tensors[h] & tensors[b]) for b in batch): batch.append(h)
             for g, (p, v) in zip(batch, pool.map(solve, batch) if len(batch) > 1 else map(solve, batch)):
                 m.duals[g] = v; m.assign(g, p.to(m.dev))
-                if top == 1: done[g] = m.inputs(g)                            # solved on its whole score: the descent need not repeat it
+                if top == 1 and g not in sibs: done[g] = m.inputs(g)          # solved on its whole score: the descent need not repeat it
             known.update(batch)
     return done
 
@@ -206,23 +210,28 @@ def _pair_max(M:Tensor)->Tensor:
     G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).cpu().numpy()
     return torch.tensor([Mn[k][linear_sum_assignment(Mn[k], maximize=True)].sum() for k in range(G * G)], dtype=torch.float64).view(G, G)
 
+def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
+    "Block group g's permutation by eq. (product), leaving out the entries whose tensors carry a group in `drop` (besides the siblings it relaxes)."
+    inv, G, M = invert_perm(m.perms[g]), m.sizes[g], {}
+    keep = lambda e, hs=(): not drop & (set(m.others[g, e]) - set(hs))
+    relaxed = [e for e, _ in sibs]
+    S = m.fixed[g] + sum((m.entry(g, e, inv) for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed and keep(e)), torch.zeros(G, G, dtype=torch.float64, device=m.dev))
+    for e, hs in sibs:                                                        # view (outer subs, G blocks, c = inner subs flattened)
+        if not keep(e, hs): continue
+        O, c = math.prod(e.view[:e.sub]), math.prod(e.view[e.sub + 1:])
+        front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
+        Af = front(m.Am[g, e]).double()
+        Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)].double()   # B's own order on blocks and inner subs
+        M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
+    return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
+
 def _product_move(m:_Scores, g, sibs:list)->float:
     "Solve block group g by eq. (product), then each sibling on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
     groups = [g] + sorted({h for _, hs in sibs for h in hs if h is not None})
     touched = {e.tensor for k in groups for e in m.spec.groups[k]}
     obj = lambda: sum(float(torch.dot(m.A[t].flatten().double(), m.Bp[t].flatten().double())) for t in touched)
     before, old = obj(), {k: m.perms[k].clone() for k in groups}
-    inv, G, M = invert_perm(m.perms[g]), m.sizes[g], {}
-    relaxed = [e for e, _ in sibs]
-    S = m.fixed[g] + sum((m.entry(g, e, inv) for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed), torch.zeros(G, G, dtype=torch.float64, device=m.dev))
-    for e, hs in sibs:                                                        # view (outer subs, G blocks, c = inner subs flattened)
-        O, c = math.prod(e.view[:e.sub]), math.prod(e.view[e.sub + 1:])
-        front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
-        Af = front(m.Am[g, e]).double()
-        Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)].double()   # B's own order on blocks and inner subs
-        M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
-    R = sum(_pair_max(Mh) for Mh in M.values())
-    m.assign(g, hungarian(S.cpu() + R).to(m.dev))
+    m.assign(g, _block_pick(m, g, sibs, set()).to(m.dev))
     for h in groups[1:]: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
     gain = obj() - before
     if gain > 1e-9 * max(abs(before), 1): return gain
@@ -250,15 +259,16 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                     init='greedy', # 'greedy' | 'identity' | 'best' (both; the higher objective wins) | a dict of starting permutations
                     tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
                     solver:str='auto', # exact assignment solver: 'auto' | 'lapjv' (warm-started, optional package) | 'scipy'
+                    products:bool=True, # product groups (heads × dims, groups × channels) solved jointly by eq. (product), in the start and in moves
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
     if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
     if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
-        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver) for i in ('greedy', 'identity')), key=lambda r: r[1])
+        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver, products) for i in ('greedy', 'identity')), key=lambda r: r[1])
     m, solved = _Scores(spec, sa, sb, dtype, solver), {}                       # refuses non-finite weights
-    if init == 'greedy': solved = _greedy(m)
+    if init == 'greedy': solved = _greedy(m, products=products)
     elif isinstance(init, dict):
         for g, p in init.items():
             if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
@@ -266,7 +276,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
             m.assign(g, p.to(m.dev))
     elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
     converged = _descend(m, max_iter, seed, tol, solved=solved)
-    for _ in range(max_iter if converged else 0):                              # product groups (heads × dims, groups × channels): see eq. (product)
+    for _ in range(max_iter if converged and products else 0):                 # product groups: see eq. (product)
         if not _product_moves(m): break
         converged = _descend(m, max_iter, seed, tol)
     if not converged:
@@ -300,16 +310,20 @@ def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:i
     return out
 
 # %% ../nbs/06a_match.ipynb #5f2ca41f
+def _product_levels(C:Tensor, v:tuple)->list:
+    "One permutation per level of view `v` from the (n, n) correlations C of its flattened units: eq. (product) level by level."
+    if len(v) == 1: return [hungarian(C)]
+    G, c = v[0], math.prod(v[1:]); C4 = C.view(G, c, G, c).double()
+    pi = hungarian(_pair_max(C4))                                             # blocks: each block pair's best inner assignment
+    return [pi] + _product_levels(C4[torch.arange(G), :, pi, :].sum(0), v[1:])   # the later levels on Σ_a C[a, i, π(a), j]
+
 def _product_features(full:dict)->dict:
-    "Heads and the dimensions inside them, both observed at one point: solved jointly by eq. (product) on their correlations."
+    "Every level of a view (heads and the dimensions inside them; groups, norm groups and channels) observed at one point: solved jointly."
     by_point, out = {}, {}
     for g, (C, v, sub, key) in full.items(): by_point.setdefault((key, v), {})[sub] = (g, C)
     for (key, v), subs in by_point.items():
-        if len(v) != 2 or set(subs) != {0, 1}: continue
-        (g0, C), (g1, _) = subs[0], subs[1]; h, d = v
-        C4 = C.view(h, d, h, d).double()
-        pi = hungarian(_pair_max(C4))
-        out[g0], out[g1] = pi, hungarian(C4[torch.arange(h), :, pi, :].sum(0))   # Σ_a C[a, i, π(a), j]
+        if set(subs) != set(range(len(v))): continue                          # a level nothing permutes: the diagonal sums stand
+        for j, p in enumerate(_product_levels(subs[0][1], v)): out[subs[j][0]] = p
     return out
 
 # %% ../nbs/06a_match.ipynb #d3403fbb
