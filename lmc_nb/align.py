@@ -4,9 +4,12 @@
 
 # %% ../nbs/12_align.ipynb #a78c6f3c
 from __future__ import annotations
-import importlib, importlib.util, io, json, os, sys, time
+import importlib, importlib.util, io, json, os, sys, time, warnings
 from pathlib import Path
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 from torch import nn
 from safetensors.torch import load_file, save_file
 import lmc_nb
@@ -14,14 +17,15 @@ from .data import Data, Splits, load_data
 from .checkpoint import write_atomic, find_checkpoint
 from .nnutil import has_batchnorm, eval_mode
 from .interp import lmc_curve, check_compatible, effective_state_dict
-from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
+from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, call_model
 from .match import weight_matching, activation_matching
 from .merge import repair_curve
 from .autospec import auto_spec
 
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
-           'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'planted_row', 'planted_markdown']
+           'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'trace_bytes', 'planted_row',
+           'planted_markdown']
 
 # %% ../nbs/12_align.ipynb #86f4f65f
 def load_factory(spec:str):
@@ -206,15 +210,32 @@ def run_align(a, b, # checkpoints: safetensors files or save_model folders
 # %% ../nbs/12_align.ipynb #c045b7db
 PLANTED_PEAK = 13   # the planted check's peak memory over its weights' bytes: 12.7 measured on ViT-L/32 (see 28a_torchvision_table)
 
+class _OutputBytes(TorchDispatchMode):
+    "Sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
+    def __init__(self): super().__init__(); self.total = 0
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+        return out
+
+def trace_bytes(model:nn.Module, x)->int|None:
+    "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on): a fake-tensor run, no memory used; None if it cannot run so."
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True), _OutputBytes() as ob, torch.enable_grad(), warnings.catch_warnings():
+            warnings.simplefilter('ignore'); call_model(model, x)
+        return ob.total
+    except Exception: return None
+
 def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
                )->dict:
     "Spec derived and proved on `x`, planted permutations recovered exactly by weight matching — or the one-line reason why not."
-    ram = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
-    need = PLANTED_PEAK * sum(t.numel() * t.element_size() for t in model.state_dict().values())
-    if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB, "
-                                                                 f"{ram / 2 ** 30:.0f} GiB here")
-    model.eval(); t0 = time.time()
+    ram, _ = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES'), model.eval()
+    acts = trace_bytes(model, x)                                              # activations: the big part at a large input (a ViT at 768²)
+    need = PLANTED_PEAK * sum(t.numel() * t.element_size() for t in model.state_dict().values()) + (acts or 0)
+    if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB "
+                                                                 f"({'weights and activations' if acts else 'weights'}), {ram / 2 ** 30:.0f} GiB here")
+    t0 = time.time()
     try: spec = auto_spec(model, x)
     except Exception as e: return dict(model=name, ok=False, reason=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")
     t1 = time.time()

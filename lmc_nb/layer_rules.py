@@ -166,7 +166,10 @@ def r_sdpa(T, func, args, kwargs, out):
     T.set(outs[0], lq[:-1] + [lv[-1]])
     for o in outs[1:]: T.set(o, fresh(o.shape, 'attention statistics'))
     mask = args[3] if len(args) > 3 and isinstance(args[3], Tensor) else kwargs.get('attn_mask')
-    if isinstance(mask, Tensor): _bcast(T, [mask, torch.empty(q.shape[:-1] + (k.shape[-2],), device='meta')], mask)
+    if isinstance(mask, Tensor):                                              # broadcast against the scores (…, queries, keys)
+        lm, ls = T.label(mask), lq[:-1] + [lk[-2]]
+        for i in range(1, mask.ndim + 1):
+            if mask.shape[-i] != 1: unify_axis(lm[-i], ls[-i], T.op)
 
 def r_ignore(T, func, args, kwargs, out): pass
 
@@ -181,11 +184,12 @@ for o in (aten.clone, aten.detach, aten.alias, aten._to_copy, aten.contiguous, a
           aten.native_dropout, aten.zeros_like, aten.ones_like, aten.empty_like, aten.full_like, aten.rand_like, aten.randn_like,
           aten.fill_, aten.zero_, aten.to, aten._conj, aten.resolve_conj, aten.resolve_neg, aten.bernoulli_, aten.normal_, aten.uniform_):
     RULES[o] = r_same
+for o in (aten.hardswish, aten.hardswish_, aten.hardsigmoid, aten.hardsigmoid_): RULES[o] = r_pointwise   # elementwise, but not tagged pointwise
 for o in (aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, aten.view_as, aten.reshape_as): RULES[o] = r_view
 RULES.update({aten.expand: r_expand, aten.expand_as: r_expand, aten.permute: r_permute, aten.transpose: r_transpose, aten.t: r_transpose,
               aten.squeeze: r_squeeze, aten.unsqueeze: r_unsqueeze, aten.select: r_select, aten.unbind: r_select,
               aten.slice: r_slice, aten.split: r_split, aten.unsafe_split: r_split, aten.unsafe_split_with_sizes: r_split, aten.gather: r_gather, aten.transpose_: r_transpose, aten.split_with_sizes: r_split, aten.cat: r_cat, aten.stack: r_stack,
-              aten._softmax: r_softmax, aten._log_softmax: r_softmax, aten.softmax: r_softmax, aten.log_softmax: r_softmax,
+              aten._softmax: r_softmax, aten._log_softmax: r_softmax, aten.softmax: r_softmax, aten.log_softmax: r_softmax, aten._safe_softmax: r_softmax,
               aten.mm: r_mm, aten.bmm: r_mm, aten.addmm: r_mm, aten.baddbmm: r_mm, aten.mv: r_mm, aten.dot: r_mm,
               aten.convolution: r_conv, aten.native_layer_norm: r_layer_norm, aten.native_batch_norm: r_batch_norm,
               aten._native_batch_norm_legit_no_training: r_batch_norm, aten._native_batch_norm_legit: r_batch_norm,
