@@ -4,12 +4,13 @@
 
 # %% ../nbs/12_align.ipynb #a78c6f3c
 from __future__ import annotations
-import importlib, importlib.util, io, json, os, sys, time, warnings
+import copy, importlib, importlib.util, io, json, os, sys, time, warnings
 from pathlib import Path
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+from torch import Tensor
 from torch import nn
 from safetensors.torch import load_file, save_file
 import lmc_nb
@@ -218,11 +219,17 @@ class _OutputBytes(TorchDispatchMode):
         self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
         return out
 
+def _fake(t:Tensor)->Tensor:
+    f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
+    return nn.Parameter(f, t.requires_grad) if isinstance(t, nn.Parameter) else f
+
 def trace_bytes(model:nn.Module, x)->int|None:
-    "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on): a fake-tensor run, no memory used; None if it cannot run so."
+    "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
     try:
-        with FakeTensorMode(allow_non_fake_inputs=True), _OutputBytes() as ob, torch.enable_grad(), warnings.catch_warnings():
-            warnings.simplefilter('ignore'); call_model(model, x)
+        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            twin = copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})   # the weights: fake, nothing copied
+            with _OutputBytes() as ob, torch.enable_grad(): call_model(twin, x)
         return ob.total
     except Exception: return None
 
