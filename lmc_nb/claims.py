@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
-import functools, json, math, os, statistics
+import functools, hashlib, importlib, json, math, os, statistics
 import numpy as np
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
@@ -18,7 +18,7 @@ __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
            'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
            'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
-           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json']
+           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json', 'code_key']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -727,3 +727,9 @@ def cached_json(path, # the cache file; its name must encode every setting the r
     text = json.dumps(out, allow_nan=False)
     path.parent.mkdir(parents=True, exist_ok=True); write_atomic(path, lambda f: f.write_text(text))
     return out
+
+def code_key(*modules:str)->str:
+    "8 hex digits of these modules' source (e.g. 'lmc_nb.autospec'): in a cache name whose result depends on their code, an edit re-computes it."
+    h = hashlib.sha1()
+    for m in modules: h.update(Path(importlib.import_module(m).__file__).read_bytes())
+    return h.hexdigest()[:8]
