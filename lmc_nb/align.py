@@ -237,7 +237,7 @@ def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
                )->dict:
     "Spec derived and proved on `x`, planted permutations recovered exactly by weight matching — or the one-line reason why not."
-    ram, _ = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES'), model.eval()
+    model.eval(); ram = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
     acts = trace_bytes(model, x)                                              # activations: the big part at a large input (a ViT at 768²)
     need = PLANTED_PEAK * sum(t.numel() * t.element_size() for t in model.state_dict().values()) + (acts or 0)
     if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB "
