@@ -18,7 +18,8 @@ __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 
            'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
            'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
            'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
-           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'cached_json', 'code_key']
+           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance', 'evidence', 'cached_json', 'kept',
+           'recheck', 'code_key']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -717,16 +718,61 @@ def ledger_figure(rows:list, ax=None):
     return ax
 
 # %% ../nbs/13_claims.ipynb #2d4487b5
+def _write_json(path:Path, obj, indent=None):
+    "`obj` as JSON at `path`, atomically (no NaN: `allow_nan=False`)."
+    text = json.dumps(obj, allow_nan=False, indent=indent)
+    path.parent.mkdir(parents=True, exist_ok=True); write_atomic(path, lambda f: f.write_text(text))
+
+def provenance()->dict:
+    "Where a kept result was measured: lmc_nb's and torch's versions, Python's, the platform, the processor and the date (UTC)."
+    import datetime, platform
+    from importlib.metadata import version
+    from lmc_nb import __version__
+    return dict(lmc_nb=__version__, torch=version('torch'), python=platform.python_version(), platform=platform.platform(),
+                cpu=platform.processor() or platform.machine(), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d'))
+
+def evidence(name:str, # the measuring notebook's name (e.g. '24d_lewc_vgg_second')
+             otherwise, # the folder to keep in below the cpu scale (e.g. one under the data cache): tests never write beside the notebooks
+             folder=None, # default: the `claims/` folder beside the notebooks
+            )->Path:
+    "The folder `cached_json(…, keep=)` keeps a notebook's results in: `<folder>/evidence/<name>`, committed with the notebook, at the cpu scale; `otherwise` below it."
+    return Path(folder or 'claims') / 'evidence' / name if scale() == 'cpu' else Path(otherwise)
+
 def cached_json(path, # the cache file; its name must encode every setting the result depends on
                 fn, # () -> a JSON-serialisable result
+                keep=None, # a folder kept with the repository (`evidence`): looked up first, and written with the result's provenance
                ):
-    "`fn()`, read back from `path` if an earlier run stored it, else computed and written atomically (no half-written file survives a kill)."
+    "`fn()`, read back from `path` (or from `keep`) if an earlier run stored it, else computed and written atomically (no half-written file survives a kill)."
     path = Path(path)
-    if path.exists(): return json.loads(path.read_text())
-    out = fn()
-    text = json.dumps(out, allow_nan=False)
-    path.parent.mkdir(parents=True, exist_ok=True); write_atomic(path, lambda f: f.write_text(text))
+    kp = None if keep is None else Path(keep) / path.name
+    if kp is not None and kp.exists(): return json.loads(kp.read_text())['result']
+    if path.exists(): out = json.loads(path.read_text())
+    else: out = fn(); _write_json(path, out)
+    if kp is not None: _write_json(kp, dict(result=out, kept=provenance()), indent=1)   # the keeping run's provenance (a cache file is this machine's)
     return out
+
+def kept(keep)->dict:
+    "The results kept in folder `keep` (`cached_json(…, keep=)`): file name → `{'result': …, 'kept': provenance}`; {} for a folder not there yet."
+    return {p.name: json.loads(p.read_text()) for p in sorted(Path(keep).glob('*.json'))}
+
+def _numbers(x, at:str='')->dict:
+    "The numbers inside a JSON value, by their path (`a/b/0`); strings and None are left out."
+    if isinstance(x, dict): return {k: v for key, y in x.items() for k, v in _numbers(y, f'{at}/{key}').items()}
+    if isinstance(x, list): return {k: v for i, y in enumerate(x) for k, v in _numbers(y, f'{at}/{i}').items()}
+    return {at: float(x)} if isinstance(x, (int, float)) and not isinstance(x, bool) else {}
+
+def recheck(keep, # a folder of kept results
+            name:str, # one kept result's file name
+            fn, # () -> the same result computed afresh (e.g. its models trained again in a temporary cache)
+            tol:float=1e-9, # the largest difference between two numbers that counts as equal (under the same torch version)
+           )->dict:
+    "Compute a kept result again and compare the two number by number: `name`, `max_diff`, `comparable` (kept under this torch version) and `ok` (None where not comparable: reported, not judged)."
+    rec = json.loads((Path(keep) / name).read_text())
+    a, b = _numbers(rec['result']), _numbers(json.loads(json.dumps(fn(), allow_nan=False)))
+    if a.keys() != b.keys(): raise ValueError(f"recheck {name}: the fresh result has other numbers ({sorted(set(a) ^ set(b))}) than the kept one")
+    d = max((abs(a[k] - b[k]) for k in a), default=0.0)
+    same = rec['kept']['torch'] == provenance()['torch']
+    return dict(name=name, max_diff=d, comparable=same, ok=(d <= tol) if same else None, kept=rec['kept'])
 
 def code_key(*modules:str)->str:
     "8 hex digits of these modules' source (e.g. 'lmc_nb.autospec'): in a cache name whose result depends on their code, an edit re-computes it."
