@@ -7,8 +7,10 @@ from __future__ import annotations
 import copy, importlib, importlib.util, io, json, os, sys, time, warnings
 from pathlib import Path
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.utils._python_dispatch import TorchDispatchMode
+try:                                                    # private torch modules (since 2.0): without them `trace_bytes` says None
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError: FakeTensorMode = TorchDispatchMode = None
 from torch.utils._pytree import tree_flatten
 from torch import Tensor
 from torch import nn
@@ -211,13 +213,15 @@ def run_align(a, b, # checkpoints: safetensors files or save_model folders
 # %% ../nbs/12_align.ipynb #c045b7db
 PLANTED_PEAK = 13   # the planted check's peak memory over its weights' bytes: 12.7 measured on ViT-L/32 (see 28a_torchvision_table)
 
-class _OutputBytes(TorchDispatchMode):
-    "Sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
-    def __init__(self): super().__init__(); self.total = 0
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
-        return out
+def _output_bytes():
+    "A dispatch mode that sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
+    class OutputBytes(TorchDispatchMode):
+        def __init__(self): super().__init__(); self.total = 0
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+            return out
+    return OutputBytes()
 
 def _fake(t:Tensor)->Tensor:
     f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
@@ -225,11 +229,12 @@ def _fake(t:Tensor)->Tensor:
 
 def trace_bytes(model:nn.Module, x)->int|None:
     "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
+    if FakeTensorMode is None or TorchDispatchMode is None: return None          # this torch lacks them: the gate counts weights only
     try:
         with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():
             warnings.simplefilter('ignore')
             twin = copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})   # the weights: fake, nothing copied
-            with _OutputBytes() as ob, torch.enable_grad(): call_model(twin, x)
+            with _output_bytes() as ob, torch.enable_grad(): call_model(twin, x)
         return ob.total
     except Exception: return None
 
