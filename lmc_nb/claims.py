@@ -755,23 +755,27 @@ def kept(keep)->dict:
     "The results kept in folder `keep` (`cached_json(…, keep=)`): file name → `{'result': …, 'kept': provenance}`; {} for a folder not there yet."
     return {p.name: json.loads(p.read_text()) for p in sorted(Path(keep).glob('*.json'))}
 
-def _numbers(x, at:str='')->dict:
-    "The numbers inside a JSON value, by their path (`a/b/0`); strings and None are left out."
-    if isinstance(x, dict): return {k: v for key, y in x.items() for k, v in _numbers(y, f'{at}/{key}').items()}
-    if isinstance(x, list): return {k: v for i, y in enumerate(x) for k, v in _numbers(y, f'{at}/{i}').items()}
-    return {at: float(x)} if isinstance(x, (int, float)) and not isinstance(x, bool) else {}
+def _leaves(x, at:str='')->dict:
+    "The leaves of a JSON value by their path (`a/b/0`)."
+    if isinstance(x, dict): return {k: v for key, y in x.items() for k, v in _leaves(y, f'{at}/{key}').items()}
+    if isinstance(x, list): return {k: v for i, y in enumerate(x) for k, v in _leaves(y, f'{at}/{i}').items()}
+    return {at: x}
+
+def _numbers(x)->dict: return {k: float(v) for k, v in _leaves(x).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+def _words(x)->dict: return {k: v for k, v in _leaves(x).items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
 
 def recheck(keep, # a folder of kept results
             name:str, # one kept result's file name
             fn, # () -> the same result computed afresh (e.g. its models trained again in a temporary cache)
             tol:float=1e-9, # the largest difference between two numbers that counts as equal (under the same torch version)
            )->dict:
-    "Compute a kept result again and compare the two number by number: `name`, `max_diff`, `comparable` (kept under this torch version) and `ok` (None where not comparable: reported, not judged)."
+    "Compute a kept result again and compare the two number by number: `name`, `max_diff`, `comparable` (kept under this torch version, with the same words, e.g. no GPU named in one only) and `ok` (None where not comparable: reported, not judged)."
     rec = json.loads((Path(keep) / name).read_text())
-    a, b = _numbers(rec['result']), _numbers(json.loads(json.dumps(fn(), allow_nan=False)))
+    new = json.loads(json.dumps(fn(), allow_nan=False))
+    a, b = _numbers(rec['result']), _numbers(new)
     if a.keys() != b.keys(): raise ValueError(f"recheck {name}: the fresh result has other numbers ({sorted(set(a) ^ set(b))}) than the kept one")
     d = max((abs(a[k] - b[k]) for k in a), default=0.0)
-    same = rec['kept']['torch'] == provenance()['torch']
+    same = rec['kept']['torch'] == provenance()['torch'] and _words(rec['result']) == _words(new)   # e.g. a pair measured on a GPU says so in its result
     return dict(name=name, max_diff=d, comparable=same, ok=(d <= tol) if same else None, kept=rec['kept'])
 
 def code_key(*modules:str)->str:
