@@ -16,6 +16,10 @@ workers before --deadline seconds. Example (24c's VGG pairs 3–50 on an H100):
 
     python scripts/device_pairs.py run nbs/24c_lewc_cnn_settle.ipynb --upto '## The looks' --call "bars('vgg11', CFG['cnns']['vgg11'], i)" \\
         --pairs 3:51 --pack lewc_width/bars --deadline 480 --out $OUT
+
+A notebook that keeps its pairs with the repository (`cached_json(…, keep=evidence(…))`, e.g. 24d_lewc_vgg_second) also writes
+them under nbs/claims/evidence/ where the workers run: on this machine that is the checkout itself (commit the folder); from a
+GPU machine the packed cache files come back, and the notebook keeps them at its next run here.
 """
 import argparse, json, os, subprocess, sys, tarfile, time
 from pathlib import Path
