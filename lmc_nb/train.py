@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
 from .checkpoint import find_checkpoint, save_model, write_dir_atomic
-from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device
+from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device, torch_threads
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
@@ -233,11 +233,8 @@ def estimate_train_seconds(model:nn.Module, # a fresh model of the recipe (train
                           )->float:
     "Seconds `train(model, data, cfg)` would take here: one epoch of the recipe timed, × `cfg.epochs`."
     if cfg.epochs < 1: raise ValueError(f"estimate_train_seconds: the recipe trains {cfg.epochs} epochs; nothing to estimate")
-    if threads is not None and (not isinstance(threads, int) or threads < 1): raise ValueError(f"estimate_train_seconds: threads must be an integer ≥ 1, got {threads!r}")
-    old = torch.get_num_threads()
-    if threads is not None: torch.set_num_threads(threads)
-    try: h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
-    finally: torch.set_num_threads(old)
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1): raise ValueError(f"estimate_train_seconds: threads must be an integer ≥ 1, got {threads!r}")
+    with torch_threads(threads): h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
     return h[0]['seconds'] * cfg.epochs
 
 # %% ../nbs/03_train.ipynb #8b7bc342

@@ -19,7 +19,7 @@ from .grid import GRID_DEFAULTS, expand_grid, run_id   # grids: `07_grid`
 from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
 from .checkpoint import save_model, write_atomic
 from .procs import die_with_parent, proc_table, proc_tree, start_reaper   # workers die with the driver: `07_procs`
-from .nnutil import has_batchnorm, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
+from .nnutil import has_batchnorm, torch_threads, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
 
 # %% auto #0
 __all__ = ['ZOO_FORMAT', 'BACKENDS', 'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo',
@@ -89,14 +89,13 @@ def _run_locked(run:Path, cfg:dict, threads:int=1)->dict:
     if (run / 'metrics.json').exists(): return json.loads((run / 'metrics.json').read_text())
     _clear_tmp(run); (run / 'error.json').unlink(missing_ok=True)
     _atomic_text(run / 'config.json', json.dumps(cfg, indent=1))
-    old = torch.get_num_threads(); torch.set_num_threads(threads)   # same threads everywhere: bit-identical backends
-    try:
-        data = run_data(cfg); t0 = time.perf_counter()
-        model = init_model(run_model_config(cfg, data), cfg['seed'])
-        train(model, data, run_train_config(cfg, data), ckpt=run / 'ckpt', progress=False)
-        return _finish(run, cfg, model, data, time.perf_counter() - t0)
-    except Exception as e: return _fail(run, e)
-    finally: torch.set_num_threads(old)
+    with torch_threads(threads):                                   # same threads everywhere: bit-identical backends
+        try:
+            data = run_data(cfg); t0 = time.perf_counter()
+            model = init_model(run_model_config(cfg, data), cfg['seed'])
+            train(model, data, run_train_config(cfg, data), ckpt=run / 'ckpt', progress=False)
+            return _finish(run, cfg, model, data, time.perf_counter() - t0)
+        except Exception as e: return _fail(run, e)
 
 def run_one(root, cfg:dict, threads:int=1, wait:bool=False)->dict:
     "Train and evaluate one run of a zoo (resuming a partial one) under the run's lock; never raises: failures are recorded. A run another process holds is `{'status': 'busy'}`, or, with `wait`, waited for."
@@ -150,24 +149,23 @@ def write_table(root)->Path:
 # %% ../nbs/07_zoo.ipynb #65d8952f
 def _train_group(cfgs:list, runs:list, threads:int=1)->list:
     "Train the runs `cfgs` (folders `runs`, their locks held) as one vectorised model; one by one where that cannot be done or diverges."
-    old = torch.get_num_threads(); torch.set_num_threads(threads)
-    try:
-        data = run_data(cfgs[0]); t0 = time.perf_counter()
-        models = [init_model(run_model_config(c, data), c['seed']) for c in cfgs]
-        tc = run_train_config(cfgs[0], data)
-        if tc.augment or has_batchnorm(models[0]):
-            return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]
-        ck = Path(runs[0]).parent.parent / 'groups' / hashlib.sha1(' '.join(r.name for r in runs).encode()).hexdigest()[:16]   # per-epoch, resumable
-        for q in ck.parent.glob(ck.name + '.tmp-*'): shutil.rmtree(q, ignore_errors=True)   # a killed save's leftovers (the runs' locks are ours)
-        try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False, ckpt=ck)
-        except NonFiniteLoss: return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]      # isolate the failing seed
-        for c, run in zip(cfgs, runs): _atomic_text(run / 'config.json', json.dumps(c, indent=1))
-        out = [_finish(run, c, m, data, (time.perf_counter() - t0) / len(cfgs), mark=False) for c, m, run in zip(cfgs, models, runs)]
-        for run, m in zip(runs, out): _mark(run, m)           # together, last: a kill before leaves the whole group to redo from its checkpoint
-        shutil.rmtree(ck, ignore_errors=True); shutil.rmtree(ck.with_name(ck.name + '.old'), ignore_errors=True)
-        return out
-    except Exception as e: return [_fail(r, e) for r in runs]
-    finally: torch.set_num_threads(old)
+    with torch_threads(threads):
+        try:
+            data = run_data(cfgs[0]); t0 = time.perf_counter()
+            models = [init_model(run_model_config(c, data), c['seed']) for c in cfgs]
+            tc = run_train_config(cfgs[0], data)
+            if tc.augment or has_batchnorm(models[0]):
+                return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]
+            ck = Path(runs[0]).parent.parent / 'groups' / hashlib.sha1(' '.join(r.name for r in runs).encode()).hexdigest()[:16]   # per-epoch, resumable
+            for q in ck.parent.glob(ck.name + '.tmp-*'): shutil.rmtree(q, ignore_errors=True)   # a killed save's leftovers (the runs' locks are ours)
+            try: train_many(models, data, tc, seeds=[c['seed'] for c in cfgs], progress=False, ckpt=ck)
+            except NonFiniteLoss: return [_run_locked(r, c, threads) for c, r in zip(cfgs, runs)]      # isolate the failing seed
+            for c, run in zip(cfgs, runs): _atomic_text(run / 'config.json', json.dumps(c, indent=1))
+            out = [_finish(run, c, m, data, (time.perf_counter() - t0) / len(cfgs), mark=False) for c, m, run in zip(cfgs, models, runs)]
+            for run, m in zip(runs, out): _mark(run, m)           # together, last: a kill before leaves the whole group to redo from its checkpoint
+            shutil.rmtree(ck, ignore_errors=True); shutil.rmtree(ck.with_name(ck.name + '.old'), ignore_errors=True)
+            return out
+        except Exception as e: return [_fail(r, e) for r in runs]
 
 # %% ../nbs/07_zoo.ipynb #294cfa3f
 def _run_group(root, cfgs:list, threads:int=1)->list:
