@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_claims.ipynb #5df1f49b
 from __future__ import annotations
-import functools, hashlib, importlib, json, math, os, statistics
+import functools, hashlib, importlib, json, math, os, random, statistics, tempfile
 import numpy as np
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
@@ -19,7 +19,7 @@ __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 
            'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
            'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
            'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance', 'evidence', 'cached_json', 'kept',
-           'recheck', 'code_key']
+           'recheck', 'recheck_one', 'code_key']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -776,7 +776,21 @@ def recheck(keep, # a folder of kept results
     if a.keys() != b.keys(): raise ValueError(f"recheck {name}: the fresh result has other numbers ({sorted(set(a) ^ set(b))}) than the kept one")
     d = max((abs(a[k] - b[k]) for k in a), default=0.0)
     same = rec['kept']['torch'] == provenance()['torch'] and _words(rec['result']) == _words(new)   # e.g. a pair measured on a GPU says so in its result
-    return dict(name=name, max_diff=d, comparable=same, ok=(d <= tol) if same else None, kept=rec['kept'])
+    ok, k = (d <= tol) if same else None, rec['kept']
+    words = 'the same' if ok else 'DIFFERENT' if ok is False else 'kept under another torch version or on a GPU: reported, not judged'
+    return dict(name=name, max_diff=d, comparable=same, ok=ok, kept=k,
+                summary=f"largest difference {d:.3g}; kept under torch {k['torch']} on {k['cpu']} ({k['date']}): {words}")
+
+def recheck_one(keep, # a folder of kept results
+                names:list, # the kept results to choose from (file names, e.g. this run's pairs; not a ladder's rungs)
+                fn, # (name, folder) -> that result computed afresh, its models trained in `folder` (a temporary one, removed after)
+                tol:float=1e-9, # as `recheck`
+               )->dict:
+    "`recheck` one of `names`: the choice is fixed by how many there are (never by their values), and the models trained for it are thrown away."
+    names = sorted(names)
+    if not names: raise ValueError("recheck_one: no kept result to check")
+    name = names[random.Random(len(names)).randrange(len(names))]
+    with tempfile.TemporaryDirectory() as tmp: return recheck(keep, name, lambda: fn(name, Path(tmp)), tol)
 
 def code_key(*modules:str)->str:
     "8 hex digits of these modules' source (e.g. 'lmc_nb.autospec'): in a cache name whose result depends on their code, an edit re-computes it."
