@@ -21,7 +21,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', cpu_h=3.0),
  '20b_ni_h5_settle': dict(paper="20's MLP zoo at width 512, 100 epochs (4 kinds × 16 seeds), and 3 kinds × 8 seeds at 25 and 50 epochs (the ladder of NI H.5 syre)", cpu_h=1.0),
  '20c_ni_resnet_settle': dict(paper="NI Q1's ResNet rows (standard and σF = 0 against W-asym σF = 2) on fresh WRN pairs (ResNet-20 × 8), 100 epochs, full data, looks of 4 and 8 pairs per side (its pairs kept in claims/evidence/)", cpu_h=7.0),
- '20d_ni_syre_aligned': dict(paper="NI Q1's syre-ResNet row (the aligned barrier against the standard ResNet's) on 8 fresh WRN pairs per kind (ResNet-20 × 8), 100 epochs, full data (its pairs kept in claims/evidence/)", cpu_h=0.6),
+ '20d_ni_syre_aligned': dict(paper="NI Q1's syre-ResNet row (the aligned barrier against the standard ResNet's) on 8 fixed fresh WRN pairs per kind (ResNet-20 × 8), 100 epochs, full data, then a second run at looks of 4 and 8 (its pairs kept in claims/evidence/)", cpu_h=3.5),
  '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=1.0),
  '21b_ts_fig7_settle': dict(paper="the cpu run (it settles 21's cpu rows): 4-layer MLPs widths 15–100 on 5 000 images, 10/40/100 epochs, up to 700 pairs at widths 15 and 25 (small MLPs: a GPU gains little)", gpu_h=0.9, cpu_h=0.9),
  '21c_ts_fig3_settle': dict(paper="the cpu run (it settles 21's cpu row): uniform minima at k = 3, 5, 8, the 7 924 groups of 10 pairs 21's sharpening row counted (pure Python loops: no GPU work)", gpu_h=0.2, cpu_h=0.2),
@@ -72,7 +72,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '20_ni_q1q2_fashion': [('ni_mlp512', (72 + 8 + 20 + 4) * 100), ('ni_wresnet20x8', 4 * 8 * 100)],   # zoo, Q2 by epoch, fixed fractions, coherence; 4 kinds × 8 ResNets
  '20b_ni_h5_settle': [('ni_mlp512', 64 * 100 + 3 * 8 * (25 + 50))],                            # 20's zoo (shared where 20 ran); the ladder's shorter rungs
  '20c_ni_resnet_settle': [('ni_wresnet20x8', 3 * 2 * 8 * 100)],                                # at most: 8 fresh pairs of 3 kinds
- '20d_ni_syre_aligned': [('ni_wresnet20x8', 2 * 2 * 8 * 100)],                                 # 8 fresh pairs of 2 kinds (the standard ones 20c's where it ran)
+ '20d_ni_syre_aligned': [('ni_wresnet20x8', 2 * 2 * 16 * 100)],                                # at most: 8 + 8 fresh pairs of 2 kinds (the standard ones 20c's where it ran)
  '24_lewc_width': [('lewc_mlp512', 36 * 100), ('lewc_mlp1024', 6 * 100), ('lewc_mlp2048', 36 * 100), ('lewc_mlp4096', 6 * 100),
                    ('lewc_mlp8192', 36 * 100), ('lewc_resnet20x32', 6 * 100), ('lewc_vgg11x16', 6 * 100)],   # 6 seeds; + skip / bn (F.11) and 3 decays at 512, 2048, 8192
  '24b_lewc_skip_settle': [('lewc_mlp8192', 2 * 2 * 33 * 100)],                                 # at most: 33 pairs of plain and of skip MLPs (settle_max)
