@@ -692,7 +692,7 @@ def ledger_counts(rows:list, earlier:bool=False)->dict:
 VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5'}
 
 def ledger_figure(rows:list, ax=None):
-    "Counts by paper and verdict as stacked horizontal bars; departs split by their scale ladders' verdicts (hatched)."
+    "Counts by paper and verdict as stacked horizontal bars, each segment labelled; departs split by their scale ladders' verdicts (hatched but 'persists')."
     import matplotlib.pyplot as plt
     counts = ledger_counts(rows, earlier=True); papers = list(counts)[::-1]
     rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK]
@@ -704,6 +704,8 @@ def ledger_figure(rows:list, ax=None):
                 n = [sum(1 for r in rows if r.paper == p and r.verdict == 'departs' and (r.ladder or {}).get('verdict') == lv) for p in papers]
                 lab = f"departs, {lv}" if lv else 'departs, no ladder'
                 ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], hatch=hatch, edgecolor='white', label=lab if sum(n) else None)
+                for y, (l, k) in enumerate(zip(left, n)):
+                    if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8, color='white', fontweight='bold')
                 left = [a + b for a, b in zip(left, n)]
             continue
         n = [counts[p][v] for p in papers]
