@@ -698,20 +698,21 @@ def ledger_figure(rows:list, ax=None):
     rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK]
     ax = ax or plt.subplots(figsize=(8, 0.55 * len(papers) + 1.2))[1]
     left = [0] * len(papers)
+    def label(n, **kw):                                         # each segment's count at its centre
+        for y, (l, k) in enumerate(zip(left, n)):
+            if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8, **kw)
     for v in VERDICTS:
         if v == 'departs':
             for lv, hatch in (('gap closes with scale', '//'), ('unclear', '..'), ('persists', ''), (None, 'xx')):
                 n = [sum(1 for r in rows if r.paper == p and r.verdict == 'departs' and (r.ladder or {}).get('verdict') == lv) for p in papers]
                 lab = f"departs, {lv}" if lv else 'departs, no ladder'
                 ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], hatch=hatch, edgecolor='white', label=lab if sum(n) else None)
-                for y, (l, k) in enumerate(zip(left, n)):
-                    if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8, color='white', fontweight='bold')
+                label(n, color='white', fontweight='bold')
                 left = [a + b for a, b in zip(left, n)]
             continue
         n = [counts[p][v] for p in papers]
         ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], edgecolor='white' if v != 'not run' else '#868e96', label=v if sum(n) else None)
-        for y, (l, k) in enumerate(zip(left, n)):
-            if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8)
+        label(n)
         left = [a + b for a, b in zip(left, n)]
     n = [counts[p]['earlier rules'] for p in papers]
     if sum(n): ax.barh(papers, n, left=left, color='white', hatch='\\\\', edgecolor='#868e96', label='not re-run under these rules')
