@@ -31,6 +31,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '24b_lewc_skip_settle': dict(paper="plain and skip MLPs at width 8192, 100 epochs, the pairs Fig. 26's rows ask for (at most 33 per side)", cpu_h=2.0),
  '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=9.0),
  '24d_lewc_vgg_second': dict(paper="24c's second run for VGG-11 ×16's weight-matched accuracy: looks of 4 and 8 fresh pairs, 100 epochs, full data (its pairs kept in claims/evidence/)", cpu_h=5.5),
+ '24e_lewc_wd_width': dict(paper="LEWC Fig. 23's width trend of weight decay's effect: replicates of a pair with decay 0 and 3e-3 at widths 512, 2048 and 8192, 100 epochs, full data, looks of 12 and 24 (its results kept in claims/evidence/)", cpu_h=3.5),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
@@ -78,6 +79,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '24b_lewc_skip_settle': [('lewc_mlp8192', 2 * 2 * 33 * 100)],                                 # at most: 33 pairs of plain and of skip MLPs (settle_max)
  '24c_lewc_cnn_settle': [('lewc_resnet20x32', 2 * 8 * 100), ('lewc_vgg11x16', 2 * 8 * 100)],        # at most: 8 fresh pairs per network (none of 24's models)
  '24d_lewc_vgg_second': [('lewc_vgg11x16', 2 * 8 * 100)],                                      # at most: 8 fresh pairs of the second run
+ '24e_lewc_wd_width': [(f'lewc_mlp{w}', 4 * 24 * 100) for w in (512, 2048, 8192)],                 # at most: 24 replicates of 4 MLPs per width
  '25_ig_stitching': [('ig_myrtle64', 64 * 50), ('ig_myrtle64c', 16 * 50), ('ig_resnet20x1', (32 + 7 * 16) * 50)],   # growing, constant; ResNets, LeakyReLU ones
  '25a_ig_stitch_ladder': [(f'ig_myrtle{w}', 32 * 50) for w in (16, 32, 64, 128)],
  '25b_ig_leaky_ladder': [('ig_resnet20x1', 8 * (10 + 25))],                                       # the 50-epoch rung is 25's LeakyReLU models
