@@ -19,7 +19,7 @@ __all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 
            'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
            'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
            'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance', 'evidence', 'cached_json', 'kept',
-           'recheck', 'recheck_one', 'code_key']
+           'recheck', 'recheck_one', 'code_key', 'read_looks']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -800,3 +800,28 @@ def code_key(*modules:str)->str:
     h = hashlib.sha1()
     for m in modules: h.update(Path(importlib.import_module(m).__file__).read_bytes())
     return h.hexdigest()[:8]
+
+# %% ../nbs/13_claims.ipynb #84d9eb78
+def read_looks(looks:list, # the pre-registered sizes, increasing (as `sequential_verdict`'s)
+               units, # n -> the units (pair indices …) look n reads, in the design's order
+               have, # unit -> whether its result is kept or cached already
+               fetch, # unit -> measure it (e.g. the page's cached `pair`): called only for missing units
+               gather, # units -> what the verdict reads (e.g. per kind, a barrier per pair)
+               decided, # gather's result -> whether that look decides (the design stops there)
+               per_run:int, # at most this many missing units measured by one call: the rest are the workers'
+               desc:str='missing pairs', # the progress bar's label
+              )->tuple: # (gather's result at the last look read, or None; that look's size, or 0; the units this call measured)
+    "Read a design's looks in order: a look is read whole — its missing units measured while this call's total stays within `per_run` — or not at all; stop at the first that decides."
+    from tqdm import tqdm
+    ls = _looks(looks)
+    if isinstance(per_run, bool) or not isinstance(per_run, (int, np.integer)) or per_run < 0: raise ValueError(f"read_looks: per_run must be an integer ≥ 0, got {per_run!r}")
+    new, data, reached = [], None, 0
+    for n in ls:
+        us = list(units(n))
+        if len(us) != n: raise ValueError(f"read_looks: look {n} names {len(us)} units; a look reads exactly its size")
+        todo = [u for u in us if not have(u)]
+        if len(new) + len(todo) > per_run: break                               # whole, or not at all
+        for u in tqdm(todo, desc=desc, disable=not todo): fetch(u); new.append(u)
+        data, reached = gather(us), n
+        if decided(data): break
+    return data, reached, new
