@@ -14,12 +14,12 @@ from .nnutil import mean_ci
 
 
 # %% auto #0
-__all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict', 'pairs_for', 'band_verdict',
-           'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict', 'compare_verdict', 'bound_verdict',
-           'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict', 'sequential_band_verdict',
-           'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims', 'write_ladders', 'replacing',
-           'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance', 'evidence', 'cached_json', 'kept',
-           'recheck', 'recheck_one', 'code_key', 'read_looks']
+__all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'COUNT_CAP', 'BEYOND', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict',
+           'Beyond', 'pairs_for', 'band_verdict', 'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict',
+           'compare_verdict', 'bound_verdict', 'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict',
+           'sequential_band_verdict', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims',
+           'write_ladders', 'replacing', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance',
+           'evidence', 'cached_json', 'kept', 'recheck', 'recheck_one', 'code_key', 'read_looks']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -78,24 +78,44 @@ def _slope(x:list, y:list, at:float=None)->tuple:
     out = (my - b * mx, b, q * math.sqrt(s2 / sxx))
     return out if at is None else out + (q * math.sqrt(s2 * (1 / n + (at - mx) ** 2 / sxx)),)
 
+COUNT_CAP = 10 ** 9     # a count beyond this is too large to matter: "more than 10⁹", never an exact number (nor an overflow)
+
+class Beyond(int):
+    "A count too large to matter: an `int` (`COUNT_CAP` + 1) that reads 'more than 10⁹'; subtracting what is already measured leaves it beyond."
+    def __new__(cls): return super().__new__(cls, COUNT_CAP + 1)
+    def __str__(self): return 'more than 10⁹'
+    __repr__ = __str__
+    def __format__(self, spec): return str(self)
+    def __sub__(self, other): return self
+
+BEYOND = Beyond()
+
+def _count(x:float)->int:
+    "⌈x⌉ as a count (x ≥ 0), or `BEYOND` past `COUNT_CAP` (an overflow to inf included)."
+    if x != x: raise ValueError("a count came out NaN")
+    return BEYOND if x > COUNT_CAP else math.ceil(x)
+
+def _approx(n:int)->str: return str(n) if isinstance(n, Beyond) else f"≈ {n}"
+
 def pairs_for(sd:float, # the spread of one measurement (its standard deviation over independent pairs)
               half:float, # the 95 % half-width wanted
               have:int=None, # the pairs measured so far (printed beside the answer)
-             )->int: # the smallest n with t(0.975, n−1)·sd/√n ≤ half (None if `half` is 0)
+             )->int: # the smallest n with t(0.975, n−1)·sd/√n ≤ half (None if `half` is 0; `BEYOND` past 10⁹)
     "How many independent pairs shrink a mean's 95 % t interval to ±`half`."
     from scipy.stats import t
     if not (math.isfinite(sd) and sd >= 0 and math.isfinite(half) and half >= 0): raise ValueError(f"pairs_for: sd = {sd!r}, half = {half!r}")
     if half == 0: return None
     if sd == 0: return 2
-    n = max(2, math.ceil((1.96 * sd / half) ** 2))
-    while float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n) > half: n += 1
+    r = 1.96 * sd / half                                                    # may be inf; r * r overflows to inf, never raises
+    n = _count(max(2.0, r * r))
+    while n is not BEYOND and float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n) > half: n = _count(n + 1)
     return n
 
 def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->tuple:
     "The `need` text and its count (needed, have): independent samples that shrink the half-width to |effect|/2."
     n = pairs_for(sd, abs(effect) / 2) if effect else None
     if n is None: return f"no finite number of {per}: {what} is 0", None
-    return f"≈ {n} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})", (n, n_per)
+    return f"{_approx(n)} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})", (n, n_per)
 
 def _no_count(measured:float, what:str, away:str=None)->str:
     "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: no size to count the paper's effect for; `away`: the count that would show the measured opposite direction (a departure)."
@@ -156,7 +176,7 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
             _, gap = _nearest_edge(m, ci, ((0.0,) if target else ()) + (target - band, target + band))
             edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
             n = pairs_for(sd, gap) if gap else None
-            need, more = ((f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
+            need, more = ((f"{_approx(n)} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
                            f"half the paper's value would leave the interval holding it"), (n, len(values))) if n else ("no finite number of pairs: the mean sits on an edge of the rule", None)
         return Verdict(m, ci, 'inconclusive', rule, need, more, getattr(estimate, 'away', None) if estimate is not None and not more else None)
     return Verdict(m, ci, 'departs', rule)
@@ -198,11 +218,11 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
         L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(len(S[ii]), len(S[ie]))     # eq. 2 scales their pairs
         e = effect if effect is not None else L if L > 0 else None
         what = "the paper's lead" if effect is not None else 'the measured lead'
-        if L < 0 and se > 0: away = (max(2, math.ceil(n * (1.96 * se / (abs(L) / 2)) ** 2)), n)
-        away_txt = f"≈ {away[0]} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}" if away else None
-        if e is not None: more = (max(2, math.ceil(n * (1.96 * se / (e / 2)) ** 2)), n)
+        if L < 0 and se > 0: r = 1.96 * se / (abs(L) / 2); away = (_count(max(2.0, n * r * r)), n)
+        away_txt = f"{_approx(away[0])} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}" if away else None
+        if e is not None: r = 1.96 * se / (e / 2); more = (_count(max(2.0, n * r * r)), n)
         need = (_no_count(L, 'lead of the best interior point over the best end', away_txt) if e is None else
-                f"≈ {more[0]} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
+                f"{_approx(more[0])} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
                 f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
                     (xs[0], xs[-1]), need, more, None if more else away)
@@ -243,10 +263,11 @@ def trend_verdict(x:list, y:list, # one point per independent run: the setting a
     if (hi < 0 if sign > 0 else lo > 0) or (effect is not None and not lo <= sign * effect <= hi): return Verdict(b, [lo, hi], 'departs', rule)
     e = effect if effect is not None else sign * b                              # the half-width shrinks like 1/√n for more points like these
     what = "the paper's slope" if effect is not None else 'the measured slope (the paper gives a direction only)'
-    more = (math.ceil(n * (h / (e / 2)) ** 2), n) if e > 0 else None
-    away = (math.ceil(n * (h / (abs(b) / 2)) ** 2), n) if e <= 0 and b else None     # no count on the paper's side: the departure's
-    need = (f"≈ {more[0]} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
-            else _no_count(b, 'slope', f"≈ {away[0]} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if away else None))
+    sq = lambda r: r * r                                                        # overflows to inf (a count beyond 10⁹), never raises
+    more = (_count(n * sq(h / (e / 2))), n) if e > 0 else None
+    away = (_count(n * sq(h / (abs(b) / 2))), n) if e <= 0 and b else None     # no count on the paper's side: the departure's
+    need = (f"{_approx(more[0])} points (have {n}) for a 95 % half-width of {e / 2:.3g}, half of {what} ({e:.3g})" if e > 0
+            else _no_count(b, 'slope', f"{_approx(away[0])} points (have {n}) for a 95 % half-width of {abs(b) / 2:.3g}" if away else None))
     return Verdict(b, [lo, hi], 'inconclusive', rule, need, more, away)
 
 # %% ../nbs/13_claims.ipynb #ec4d3009
@@ -325,8 +346,8 @@ def compare_verdict(a:list, b:list, # independent measurements of two conditions
     per, have = ('per kind', f"have {_n(a)}, {_n(b)} at least") if strat else ('per side', f"have {len(a)}, {len(b)}")
     n = per_side(e) if e else None
     away = (per_side(d), min(_n(a), _n(b))) if not n and d else None       # no count on the paper's side: the departure's
-    need = (f"≈ {n} {per} ({have}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
-            else _no_count(d, 'difference', f"≈ {away[0]} {per} ({have}) for a 95 % half-width of {abs(d) / 2:.3g}" if away else None))
+    need = (f"{_approx(n)} {per} ({have}) for a 95 % half-width of {abs(e) / 2:.3g}, half of {what} ({abs(e):.3g})" if n
+            else _no_count(d, 'difference', f"{_approx(away[0])} {per} ({have}) for a 95 % half-width of {abs(d) / 2:.3g}" if away else None))
     return Verdict(d, [lo, hi], 'inconclusive', rule, need, (n, min(_n(a), _n(b))) if n else None, away)
 
 # %% ../nbs/13_claims.ipynb #cf6cfbb5
@@ -341,7 +362,7 @@ def bound_verdict(values:list, # independent measurements
     if lo > bound: return Verdict(m, [lo, hi], 'departs', rule)
     sd = (hi - lo) / 2 / float(__import__('scipy.stats').stats.t.ppf(0.975, len(values) - 1)) * math.sqrt(len(values))
     n = pairs_for(sd, abs(m - bound)) if m != bound else None
-    need = (f"≈ {n} pairs (have {len(values)}) for a 95 % half-width of {abs(m - bound):.3g}, the distance from the mean to the bound" if n
+    need = (f"{_approx(n)} pairs (have {len(values)}) for a 95 % half-width of {abs(m - bound):.3g}, the distance from the mean to the bound" if n
             else "no finite number of pairs: the mean sits on the bound")
     return Verdict(m, [lo, hi], 'inconclusive', rule, need, (n, len(values)) if n else None)
 
@@ -365,7 +386,8 @@ def with_cost(v:Verdict, # a verdict function's result
         raise ValueError(f"with_cost: seconds per {unit} must be a positive measured time, got {seconds!r}")
     if not priced: return v
     extra, what = (more_needed(v), 'compute') if more else (max(0, away[0] - away[1]), 'compute to show the departure')
-    return Verdict(*v[:4], v.need + f"; {what}: {extra} more × ({unit}) at {seconds:.3g} s each ≈ {_hours(extra * seconds / 3600)} on {where}", more, away)
+    cost = ": beyond any budget," if isinstance(extra, Beyond) else f" ≈ {_hours(extra * seconds / 3600)}"
+    return Verdict(*v[:4], v.need + f"; {what}: {extra} more × ({unit}) at {seconds:.3g} s each{cost} on {where}", more, away)
 
 def more_needed(v:Verdict, # a verdict function's result
                 cap:int=None, # at most this many: what a run may spend on settling the row
@@ -460,7 +482,7 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
     d_, _, _, S = _welch(a[:ls[-1]], b[:ls[-1]], sds=True); q = pairs_for(S, abs(d_))   # these pairs excluded 0 at a fixed size: count a new run to 0
     need = (f"the design's last look gave no verdict; the same pairs' fixed-size 95 % interval excludes 0 ({fixed[2]} had no look been taken before), "
             "which the looks' spent α does not allow: a new, pre-registered run is needed"
-            + (f": ≈ {q} per side for a 95 % half-width of {abs(d_):.3g}, the distance from the measured difference to 0" if q else ''))
+            + (f": {_approx(q)} per side for a 95 % half-width of {abs(d_):.3g}, the distance from the measured difference to 0" if q else ''))
     cnt = (q, 0) if q else None                                             # a new run: none of these pairs count toward it
     return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]", need,
                    *((None, cnt) if fixed[2] == 'departs' else (cnt, None)))
@@ -497,7 +519,7 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
         e, gap = _nearest_edge(m, [lo, hi], (lo_b, hi_b))                  # inconclusive: the interval holds at least one edge
         q = pairs_for(statistics.stdev(values[:ls[-1]]), gap)
         need = (f"the design's last look gave no verdict (read at a fixed size these pairs would say {fixed[2]}, but the looks have spent α: they cannot be re-read); "
-                + (f"a new pre-registered run: ≈ {q} pairs for a 95 % half-width of {gap:.3g}, the distance from the mean to the band's edge {e:g}" if q
+                + (f"a new pre-registered run: {_approx(q)} pairs for a 95 % half-width of {gap:.3g}, the distance from the mean to the band's edge {e:g}" if q
                    else "the mean sits on the band's edge: no finite number of pairs"))
         more = (q, 0) if q else None                                        # a new run: none of these pairs count toward it
     return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]", need, more)
@@ -727,12 +749,13 @@ def _write_json(path:Path, obj, indent=None):
     path.parent.mkdir(parents=True, exist_ok=True); write_atomic(path, lambda f: f.write_text(text))
 
 def provenance()->dict:
-    "Where a kept result was measured: lmc_nb's and torch's versions, Python's, the platform, the processor and the date (UTC)."
+    "Where a kept result was measured: lmc_nb's and torch's versions, Python's, the platform, the processor, the CPU's capability and oneDNN's ISA (`layout.machine_info`), and the date (UTC)."
     import datetime, platform
     from importlib.metadata import version
     from lmc_nb import __version__
+    from lmc_nb.layout import machine_info
     return dict(lmc_nb=__version__, torch=version('torch'), python=platform.python_version(), platform=platform.platform(),
-                cpu=platform.processor() or platform.machine(), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d'))
+                cpu=platform.processor() or platform.machine(), **machine_info(), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d'))
 
 def evidence(name:str, # the measuring notebook's name (e.g. '24d_lewc_vgg_second')
              otherwise, # the folder to keep in below the cpu scale (e.g. one under the data cache): tests never write beside the notebooks
@@ -778,7 +801,9 @@ def recheck(keep, # a folder of kept results
     a, b = _numbers(rec['result']), _numbers(new)
     if a.keys() != b.keys(): raise ValueError(f"recheck {name}: the fresh result has other numbers ({sorted(set(a) ^ set(b))}) than the kept one")
     d = max((abs(a[k] - b[k]) for k in a), default=0.0)
-    same = rec['kept']['torch'] == provenance()['torch'] and _words(rec['result']) == _words(new)   # e.g. a pair measured on a GPU says so in its result
+    now = provenance()
+    same = (rec['kept']['torch'] == now['torch'] and _words(rec['result']) == _words(new)       # e.g. a pair measured on a GPU says so in its result
+            and rec['kept'].get('onednn_isa', now['onednn_isa']) == now['onednn_isa'])          # other CPU kernels round otherwise (kept before 0.1: not recorded)
     ok, k = (d <= tol) if same else None, rec['kept']
     words = 'the same' if ok else 'DIFFERENT' if ok is False else 'kept under another torch version or on a GPU: reported, not judged'
     return dict(name=name, max_diff=d, comparable=same, ok=ok, kept=k,

@@ -15,6 +15,7 @@ from .train import TrainConfig, init_model, train, train_many, evaluate, resumab
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
 from .nnutil import has_batchnorm, mean_ci
+from .layout import machine_info
 from .asym import dense_twin
 from .zoo import run_model_config, run_train_config
 from .pairs import ALIGNERS
@@ -120,7 +121,7 @@ def check_out(cfg:ReportConfig):
 # %% ../nbs/12_report.ipynb #9a6a2699
 def _report_header(cfg:ReportConfig, data:Splits, models:dict)->dict:
     "The report's provenance: versions, the configuration, the data, and each label's architecture as trained or loaded."
-    return dict(lmc_nb_version=lmc_nb.__version__, torch=torch.__version__, machine=platform.machine(),
+    return dict(lmc_nb_version=lmc_nb.__version__, torch=torch.__version__, machine=platform.machine(), cpu=machine_info(),
                 config={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
                 data=dict(name=data.name, n_train=len(data.train), n_val=len(data.val), n_test=len(data.test),
                           in_shape=list(data.in_shape), n_classes=data.n_classes),

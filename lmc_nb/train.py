@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_train.ipynb #74237c3b
 from __future__ import annotations
-import copy, json, math, time
+import copy, json, math, time, warnings
 from dataclasses import dataclass, asdict, replace
 import torch
 from torch import nn, Tensor
@@ -16,6 +16,7 @@ from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
 from .checkpoint import find_checkpoint, save_model, write_dir_atomic
 from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device, torch_threads
+from .layout import safe_layout, LayoutFallback
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
@@ -186,10 +187,18 @@ def _state_like_params(opt):
             if torch.is_tensor(v) and v.shape == p.shape and v.stride() != p.stride(): st[k] = torch.empty_like(p).copy_(v)
 
 # %% ../nbs/03_train.ipynb #58b8bce2
+def _layout_is_safe(model:nn.Module, tr:Data, bs:int)->bool:
+    "May `model` train channels-last on this CPU (`layout.safe_layout` at the batch sizes of an epoch)? If not, one line says why."
+    n = len(tr); bs = min(bs, n)
+    layout, why = safe_layout(model, tr.X[:1], (bs, n % bs))
+    if why: warnings.warn(why, LayoutFallback, stacklevel=5)
+    return layout == 'channels_last'
+
 def _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)->list:
     "`train`'s loop, with the model already on `dev`."
     kind = loss_kind(cfg.loss, data)
     cl = channels_last and any(t.dim() == 4 for t in model.state_dict().values())   # only 4-d tensors have the layout: a no-op for MLPs
+    if cl and dev.type == 'cpu': cl = _layout_is_safe(model, data.train, cfg.bs)   # oneDNN's kernels measured on this CPU first
     if cl: model.to(memory_format=torch.channels_last)
     try:
         dl = Loader(data.train.to(dev), cfg.bs, shuffle=True, seed=cfg.seed, aug=flip_crop if cfg.augment else None)

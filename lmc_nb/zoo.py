@@ -20,6 +20,7 @@ from .train import TrainConfig, init_model, train, train_many, evaluate, NonFini
 from .checkpoint import save_model, write_atomic
 from .procs import die_with_parent, proc_table, proc_tree, start_reaper   # workers die with the driver: `07_procs`
 from .nnutil import has_batchnorm, torch_threads, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before
+from .layout import machine_info
 
 # %% auto #0
 __all__ = ['ZOO_FORMAT', 'BACKENDS', 'run_data', 'run_model_config', 'run_train_config', 'run_one', 'zoo_lock', 'open_zoo',
@@ -68,7 +69,8 @@ def _finish(run:Path, cfg:dict, model, data, seconds:float, mark:bool=True)->dic
     "Save a trained run's model and evaluate it; with `mark`, write `metrics.json` (which marks the run complete) and drop its checkpoint."
     save_model(model, run / 'model', meta=dict(run=cfg))
     m = dict(status='complete', **{f'test_{k}': v for k, v in evaluate(model, data.test).items()}, train_seconds=seconds,
-             trained_by=f'{socket.gethostname()}:{os.getpid()}')            # provenance: which machine and process
+             trained_by=f'{socket.gethostname()}:{os.getpid()}',            # provenance: which machine and process,
+             **{k: v for k, v in machine_info().items() if k in ('cpu_capability', 'onednn_isa')})   # and which CPU kernels
     if mark: _mark(run, m)
     return m
 
