@@ -221,6 +221,7 @@ def probe_convs(sigs:list, # `ConvSig`s (`conv_signatures`)
     todo = [t for t in tests if keys[t] not in have]
     while todo:                                                             # each child ends at a crash: the rest go to the next one
         res, kern, line, bad, how = _run_child(sigs, todo, threads, timeout, isa)
+        if not res and bad is None: raise RuntimeError("conv layout probe: a child process ended without measuring anything")
         new.update({keys[t]: dict(err=res.get(t), how=how if t == bad else '', kernels=sorted(kern.get(t, ())), isa=line)
                     for t in todo if t in res or t == bad})
         todo = [t for t in todo if keys[t] not in new]

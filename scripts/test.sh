@@ -117,8 +117,10 @@ fi
 # The notebooks that train conv nets in the channels-last layout, again with oneDNN capped to AVX2: on an AVX-512 machine
 # this runs the kernels an AVX2-only CPU runs (one of which is wrong, nbs/02d_layout.ipynb); on an AVX2 machine it is the same run again.
 capped="nbs/02d_layout.ipynb nbs/03_train.ipynb nbs/20c_ni_resnet_settle.ipynb nbs/20d_ni_syre_aligned.ipynb nbs/24c_lewc_cnn_settle.ipynb nbs/27_ni_wresnet_sigma.ipynb"
-echo "== the channels-last training notebooks again with ONEDNN_MAX_CPU_ISA=AVX2 ($capped)"
-ONEDNN_MAX_CPU_ISA=AVX2 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} python3 scripts/nb_test.py $capped 2>&1 | tee "$tmp/capped.log"
+echo "== the channels-last training notebooks again as an AVX2-only CPU runs them (ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2: $capped)"
+# ATEN_CPU_CAPABILITY and MKL_ENABLE_INSTRUCTIONS cap PyTorch's own vector kernels and MKL's GEMMs the same way
+ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} \
+  python3 scripts/nb_test.py $capped 2>&1 | tee "$tmp/capped.log"
 cstatus=${PIPESTATUS[0]}
 cfailed=$(awk '/nbdev Tests Failed On The Following Notebooks/{f=1; next} f && /\.ipynb/{n++} END{print n+0}' "$tmp/capped.log")
 ncapped=$(echo $capped | wc -w)
