@@ -795,7 +795,7 @@ def recheck(keep, # a folder of kept results
             fn, # () -> the same result computed afresh (e.g. its models trained again in a temporary cache)
             tol:float=1e-9, # the largest difference between two numbers that counts as equal (under the same torch version)
            )->dict:
-    "Compute a kept result again and compare the two number by number: `name`, `max_diff`, `comparable` (kept under this torch version, with the same words, e.g. no GPU named in one only) and `ok` (None where not comparable: reported, not judged)."
+    "Compute a kept result again and compare the two number by number: `name`, `max_diff`, `comparable` (kept under this torch version and oneDNN ISA, with the same words, e.g. no GPU named in one only) and `ok` (None where not comparable: reported, not judged)."
     rec = json.loads((Path(keep) / name).read_text())
     new = json.loads(json.dumps(fn(), allow_nan=False))
     a, b = _numbers(rec['result']), _numbers(new)
@@ -803,9 +803,9 @@ def recheck(keep, # a folder of kept results
     d = max((abs(a[k] - b[k]) for k in a), default=0.0)
     now = provenance()
     same = (rec['kept']['torch'] == now['torch'] and _words(rec['result']) == _words(new)       # e.g. a pair measured on a GPU says so in its result
-            and rec['kept'].get('onednn_isa', now['onednn_isa']) == now['onednn_isa'])          # other CPU kernels round otherwise (kept before 0.1: not recorded)
+            and rec['kept'].get('onednn_isa', now.get('onednn_isa')) == now.get('onednn_isa'))  # other CPU kernels round otherwise (kept before the ISA was recorded: not checked)
     ok, k = (d <= tol) if same else None, rec['kept']
-    words = 'the same' if ok else 'DIFFERENT' if ok is False else 'kept under another torch version or on a GPU: reported, not judged'
+    words = 'the same' if ok else 'DIFFERENT' if ok is False else 'kept under another torch version, on a GPU or on other oneDNN kernels: reported, not judged'
     return dict(name=name, max_diff=d, comparable=same, ok=ok, kept=k,
                 summary=f"largest difference {d:.3g}; kept under torch {k['torch']} on {k['cpu']} ({k['date']}): {words}")
 
