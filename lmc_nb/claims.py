@@ -14,12 +14,13 @@ from .nnutil import mean_ci
 
 
 # %% auto #0
-__all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'COUNT_CAP', 'BEYOND', 'VERDICT_COLORS', 'scale', 'pick', 'Claim', 'Verdict',
-           'Beyond', 'pairs_for', 'band_verdict', 'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict',
-           'compare_verdict', 'bound_verdict', 'with_cost', 'more_needed', 'spending_bounds', 'sequential_verdict',
-           'sequential_band_verdict', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown', 'write_claims',
-           'write_ladders', 'replacing', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'provenance',
-           'evidence', 'cached_json', 'kept', 'recheck', 'recheck_one', 'code_key', 'read_looks']
+__all__ = ['SCALES', 'VERDICTS', 'RULEBOOK', 'COUNT_CAP', 'BEYOND', 'REACH', 'VERDICT_COLORS', 'SOURCES', 'scale', 'pick',
+           'Claim', 'Verdict', 'Beyond', 'pairs_for', 'band_verdict', 'Estimate', 'argmax_estimate', 'peak_verdict',
+           'trend_verdict', 'compare_verdict', 'bound_verdict', 'with_cost', 'more_needed', 'spending_bounds',
+           'sequential_verdict', 'sequential_band_verdict', 'scale_ladder', 'plot_ladder', 'claim', 'ledger_markdown',
+           'write_claims', 'write_ladders', 'replacing', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure',
+           'difference', 'review', 'cause_kind', 'write_reviews', 'review_markdown', 'provenance', 'evidence',
+           'cached_json', 'kept', 'recheck', 'recheck_one', 'code_key', 'read_looks']
 
 # %% ../nbs/13_claims.ipynb #14d92c41
 SCALES = ('smoke', 'cpu', 'paper')
@@ -51,6 +52,7 @@ class Claim:
     ladder:dict = None             # departs: the scale ladder's verdict (`scale_ladder`)
     rules:int = RULEBOOK           # the rule book that judged it (rows stored before rule book 2 read as 1)
     settles:dict = None            # a row measured again with the pairs another notebook's inconclusive row asked for: that row (`settling`)
+    review:dict = None             # a departure read beside the paper: its sentence, our recipe's differences, the cause (`review`)
     def __post_init__(self):
         if self.verdict not in VERDICTS: raise ValueError(f"verdict {self.verdict!r}: choose one of {list(VERDICTS)}")
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
@@ -524,6 +526,21 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
         more = (q, 0) if q else None                                        # a new run: none of these pairs count toward it
     return Verdict(m, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]}]", need, more)
 
+# %% ../nbs/13_claims.ipynb #57e65f70
+REACH = 4     # a scale ladder's verdict extrapolates at most this factor beyond its last rung (or below its first)
+
+def _reach(lad:dict)->dict:
+    "`lad` (a `scale_ladder` result, stored or new) with the reach rule applied: a verdict at a scale more than `REACH`× beyond the rungs is 'not reached'."
+    if lad.get('reach') is not None: return lad                                     # judged by this rule already
+    top, low, ps, meet = max(lad['scales']), min(lad['scales']), lad.get('paper_scale'), lad.get('meet')
+    far = lambda s: s is None or s > REACH * top or (low > 0 and s < low / REACH)
+    if lad['verdict'] == 'gap closes with scale' and not far(meet): return {**lad, 'reach': REACH}
+    if lad['verdict'] == 'unclear' or (lad['verdict'] == 'persists' and (ps is None or not far(ps))): return {**lad, 'reach': REACH}   # no claim, or within reach
+    where = (f"the paper's {lad['axis']} ({ps:g}) lies {max(ps / top, low / ps):.3g}× beyond the rungs ({low:g}–{top:g})" if ps is not None and far(ps)
+             else f"the fit meets the paper's value only beyond {REACH}× the last rung ({top:g})")
+    return {**lad, 'reach': REACH, 'verdict': 'not reached', 'fit_verdict': lad['verdict'],
+            'summary': f"{where}, and a ladder speaks at most {REACH}× beyond them: not reached (the fit alone: {lad['verdict']}: {lad['summary']})"}
+
 # %% ../nbs/13_claims.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
                  scales:list, # the points on the axis (≥ 3 distinct)
@@ -568,8 +585,9 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
                                    f"measured range, while the top rung ({max(scales):g}) still departs by {g_top:+.3g} on average: the fall flattens, so no meeting point is extrapolated")
     else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
-    return dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
-                log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary, rule=rule)
+    return _reach(dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
+                       log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary,
+                       rule=rule + f"; a verdict at a scale more than {REACH}× beyond the rungs: not reached"))
 
 def plot_ladder(lad:dict, ax=None, title:str=None):
     "The gap to the paper's value against scale, with the fit of eq. 1 extended to the paper's scale."
@@ -598,11 +616,11 @@ def plot_ladder(lad:dict, ax=None, title:str=None):
     return ax
 
 # %% ../nbs/13_claims.ipynb #a5fd3262
-def claim(id:str, paper:str, text:str, paper_value:str, result:tuple, scale_note:str, ladder:dict=None)->Claim:
-    "A `Claim` from a verdict function's (value, ci, verdict, rule) (its `.need` too), with a departing row's scale ladder."
+def claim(id:str, paper:str, text:str, paper_value:str, result:tuple, scale_note:str, ladder:dict=None, review:dict=None)->Claim:
+    "A `Claim` from a verdict function's (value, ci, verdict, rule) (its `.need` too), with a departing row's scale ladder and `review`."
     ours, ci, verdict, rule = result
     if ladder is not None and verdict != 'departs': ladder = None          # a ladder explains a departure; others need none
-    return Claim(id, paper, text, paper_value, ours, ci, scale_note, verdict, rule, getattr(result, 'need', ''), ladder)
+    return Claim(id, paper, text, paper_value, ours, ci, scale_note, verdict, rule, getattr(result, 'need', ''), ladder, review=review)
 
 def _num(x, ci=None)->str:
     if x is None: return '–'
@@ -613,7 +631,8 @@ def _with_scale(r)->str:
     "The column that says what would decide a row: the pairs it needs, or its scale ladder's verdict (and, for a settling row, what it replaced)."
     if getattr(r, 'rules', RULEBOOK) < RULEBOOK: return f'judged by rule book {r.rules}: to be re-run'
     st = getattr(r, 'settles', None)
-    was = (f"settles `{st['source']}`'s row ({st['verdict']}: {_num(st['ours'], st['ci'])}){'; ' if r.verdict in ('inconclusive', 'departs') else ''}" if st else '')
+    was = (f"{'revises' if st.get('because') else 'settles'} `{st['source']}`'s row ({st['verdict']}: {_num(st['ours'], st['ci'])})"
+           + (f": {st['because']}" if st.get('because') else '') + ('; ' if r.verdict in ('inconclusive', 'departs') else '') if st else '')
     if r.verdict == 'inconclusive': return was + (r.need or 'pairs needed: not computed')
     rep = (r.ladder or {}).get('replaces')
     again = f" (measured again by `{r.ladder['source']}`, in place of `{rep['source']}`'s ladder: {rep['verdict']})" if rep else ''
@@ -666,14 +685,15 @@ def replacing(ladder:dict, # a `scale_ladder` result measured again, with more p
 def settling(row:Claim, # this notebook's row, measured with more pairs than `source` had
              source:str, # the notebook whose row of the same id was inconclusive (e.g. '24_lewc_width')
              folder=None, # default: the `claims/` folder beside the notebooks
+             because:str=None, # a row of any verdict re-measured along a suspected cause (a range, a recipe constant): what changed, and why
             )->Claim:
-    "`row`, marked as settling `source`'s inconclusive row of the same id: `read_claims` shows it in that row's place, with what it replaced."
+    "`row`, marked as settling `source`'s inconclusive row of the same id (or, with `because`, revising its row of any verdict): `read_claims` shows it in that row's place, with what it replaced."
     f = Path(folder or 'claims') / f'{source}.json'
     if not f.exists(): raise ValueError(f"settling: {f} does not exist; run {source} at the cpu scale first")
     old = [d for d in json.loads(f.read_text()) if d['id'] == row.id]
     if len(old) != 1: raise ValueError(f"settling: {f} has {len(old)} rows {row.id!r}; a settling row replaces exactly one")
-    if old[0]['verdict'] != 'inconclusive': raise ValueError(f"settling: {source}'s {row.id!r} is {old[0]['verdict']}, not inconclusive: nothing to settle")
-    return replace(row, settles=dict(source=source, **{k: old[0][k] for k in ('verdict', 'ours', 'ci', 'need', 'scale')}))
+    if old[0]['verdict'] != 'inconclusive' and not because: raise ValueError(f"settling: {source}'s {row.id!r} is {old[0]['verdict']}, not inconclusive: nothing to settle (a row re-measured along a suspected cause says `because`)")
+    return replace(row, settles=dict(source=source, **{k: old[0][k] for k in ('verdict', 'ours', 'ci', 'need', 'scale')}, **({'because': because} if because else {})))
 
 def read_claims(folder='claims')->list:
     "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a settling row (`settling`) takes its earlier row's place; a ladder stored apart (`write_ladders`) joins the departing row it names, in place of its own only where it says so (`replacing`)."
@@ -701,20 +721,20 @@ def read_claims(folder='claims')->list:
                 raise ValueError(f"{f}: {k!r} replaces {rep['source']}'s ladder ({rep['verdict']}), but the ledger's row is {r.source}'s with "
                                  f"{'no ladder' if r.ladder is None else r.ladder['verdict']}: re-run {lad['source']}")
             if r.verdict == 'departs' and r.rules == RULEBOOK: r.ladder = lad      # as `claim`: a ladder explains a departure
-    return out
+    return _join_reviews(out, folder)
 
 def ledger_counts(rows:list, earlier:bool=False)->dict:
-    "paper → verdict → count; with `earlier`, rows judged by an earlier rule book count apart, under 'earlier rules'."
+    "paper → verdict → count, with extensions (claims the paper does not make) apart, under 'extension'; with `earlier`, rows judged by an earlier rule book count apart too, under 'earlier rules'."
     out = {}
     for r in rows:
-        c = out.setdefault(r.paper, {v: 0 for v in VERDICTS + (('earlier rules',) if earlier else ())})
-        c['earlier rules' if earlier and getattr(r, 'rules', RULEBOOK) < RULEBOOK else r.verdict] += 1
+        c = out.setdefault(r.paper, {v: 0 for v in VERDICTS + ('extension',) + (('earlier rules',) if earlier else ())})
+        c['earlier rules' if earlier and getattr(r, 'rules', RULEBOOK) < RULEBOOK else 'extension' if cause_kind(r) == 'extension' else r.verdict] += 1
     return out
 
 VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5'}
 
 def ledger_figure(rows:list, ax=None):
-    "Counts by paper and verdict as stacked horizontal bars, each segment labelled; departs split by their scale ladders' verdicts (hatched but 'persists')."
+    "Counts by paper and verdict as stacked horizontal bars, each segment labelled; departs split by their reviews' causes (faithful solid, recipe and unknown hatched), extensions apart."
     import matplotlib.pyplot as plt
     counts = ledger_counts(rows, earlier=True); papers = list(counts)[::-1]
     rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK]
@@ -725,9 +745,9 @@ def ledger_figure(rows:list, ax=None):
             if k: ax.text(l + k / 2, y, str(k), ha='center', va='center', fontsize=8, **kw)
     for v in VERDICTS:
         if v == 'departs':
-            for lv, hatch in (('gap closes with scale', '//'), ('unclear', '..'), ('persists', ''), (None, 'xx')):
-                n = [sum(1 for r in rows if r.paper == p and r.verdict == 'departs' and (r.ladder or {}).get('verdict') == lv) for p in papers]
-                lab = f"departs, {lv}" if lv else 'departs, no ladder'
+            for lv, hatch in (('faithful', ''), ('recipe', '//'), ('unknown', '..'), ('no review', 'xx')):
+                n = [sum(1 for r in rows if r.paper == p and cause_kind(r) == lv) for p in papers]
+                lab = f"departs, {'cause: ' if lv != 'no review' else ''}{lv}"
                 ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], hatch=hatch, edgecolor='white', label=lab if sum(n) else None)
                 label(n, color='white', fontweight='bold')
                 left = [a + b for a, b in zip(left, n)]
@@ -736,11 +756,84 @@ def ledger_figure(rows:list, ax=None):
         ax.barh(papers, n, left=left, color=VERDICT_COLORS[v], edgecolor='white' if v != 'not run' else '#868e96', label=v if sum(n) else None)
         label(n)
         left = [a + b for a, b in zip(left, n)]
+    n = [counts[p]['extension'] for p in papers]
+    if sum(n): ax.barh(papers, n, left=left, color='#dee2e6', hatch='++', edgecolor='white', label='extension (not a claim of the paper)'); label(n); left = [a + b for a, b in zip(left, n)]
     n = [counts[p]['earlier rules'] for p in papers]
     if sum(n): ax.barh(papers, n, left=left, color='white', hatch='\\\\', edgecolor='#868e96', label='not re-run under these rules')
     ax.set_xlabel('claims'); ax.legend(fontsize=7, ncol=4, loc='upper center', bbox_to_anchor=(0.5, -0.25), frameon=False)
     ax.spines[['top', 'right']].set_visible(False)
     return ax
+
+# %% ../nbs/13_claims.ipynb #27dcd514
+SOURCES = ('stated by the paper', "from the authors' code", 'our choice')
+
+def difference(what:str, # the element of the recipe: 'data', 'width', 'init', 'optimiser', 'lr', 'steps', 'measure', …
+               ours:str, paper:str, # each side in words ('not stated' where the paper is silent)
+               source:str, # where the paper's side is known from: one of `SOURCES`
+              )->dict:
+    "One difference between our recipe and the paper's, and where the paper's side comes from."
+    if source not in SOURCES: raise ValueError(f"difference {what!r}: source {source!r}: choose one of {list(SOURCES)}")
+    return dict(what=what, ours=ours, paper=paper, source=source)
+
+# %% ../nbs/13_claims.ipynb #b4759103
+def review(paper_quote:str, # the paper's own sentence that the row formalises
+           differences:list, # `difference`s: our recipe against the paper's
+           cause:str, # 'faithful', 'recipe: <the difference>' (a run varying it moves the gap) or 'unknown'
+           extension:bool=False, # the paper does not make this claim: shown apart, not counted as a departure from it
+           evidence:str='', # where the cause was tested (a notebook and its section); required for 'recipe: …'
+           ours_only:str='', # a threshold or reading of ours that the verdict rests on, and the verdict without it
+          )->dict:
+    "A departing row read beside the paper (the ledger's `Claim.review`); refused unless every part is there."
+    if not paper_quote.strip(): raise ValueError("review: quote the paper's own sentence (paper_quote)")
+    if not differences or not all(isinstance(x, dict) and x.get('source') in SOURCES for x in differences): raise ValueError("review: list the recipe's differences, each a `difference`")
+    if not (cause in ('faithful', 'unknown') or (cause.startswith('recipe: ') and cause[8:].strip())):
+        raise ValueError(f"review: cause {cause!r}: 'faithful', 'recipe: <the difference>' or 'unknown'")
+    if cause.startswith('recipe: ') and not evidence: raise ValueError("review: a recipe cause says where a run varied it (evidence)")
+    return dict(paper_quote=paper_quote, differences=list(differences), cause=cause, extension=bool(extension), evidence=evidence, ours_only=ours_only)
+
+def cause_kind(r)->str:
+    "Where a row stands against its paper: 'extension', the departure's cause ('faithful', 'recipe', 'unknown'), 'no review' for a departure without one, or its verdict."
+    rv = getattr(r, 'review', None)
+    if rv and rv['extension']: return 'extension'
+    if r.verdict != 'departs': return r.verdict
+    return rv['cause'].split(':')[0] if rv else 'no review'
+
+# %% ../nbs/13_claims.ipynb #df73619f
+def write_reviews(reviews:dict, # claim id -> its `review`
+                  name:str, # the reviewing notebook's name (e.g. '29a_departures')
+                  folder=None, # default: the `claims/` folder beside the notebooks (the file goes to its `reviews/`)
+                 )->Path: # the file written, or None below the cpu scale
+    "Store reviews of rows written by other notebooks in `<folder>/reviews/<name>.json`, only at the cpu scale; `read_claims` joins each to its row."
+    for k, rv in reviews.items():
+        if not isinstance(rv, dict) or review(**rv) != rv: raise ValueError(f"write_reviews: {k!r} is not a `review`")
+    if scale() != 'cpu': return None
+    folder = Path(folder or 'claims') / 'reviews'; folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({k: {**v, 'source': name} for k, v in reviews.items()}, indent=1, allow_nan=False)
+    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+
+def _join_reviews(out:list, folder)->list:
+    "`read_claims`'s last step: each stored review on the one row it names (a row reviewed by its own notebook takes no second one); the reach rule on every ladder."
+    for f in sorted((Path(folder) / 'reviews').glob('*.json')):
+        for k, rv in json.loads(f.read_text()).items():
+            rows = [r for r in out if r.id == k]
+            if len(rows) != 1: raise ValueError(f"{f}: the review of {k!r} names {len(rows)} ledger rows; it must name exactly one")
+            if rows[0].review: raise ValueError(f"{f}: {k!r} is reviewed by {rows[0].review.get('source', rows[0].source)} already")
+            rows[0].review = rv
+    for r in out:
+        if r.ladder: r.ladder = _reach(r.ladder)
+    return out
+
+# %% ../nbs/13_claims.ipynb #63663203
+def review_markdown(rows:list)->str:
+    "The reviewed rows as a table: verdict, where the row stands (`cause_kind`), the paper's sentence, the differences and the cause."
+    esc = lambda s: str(s).replace('|', '\\|').replace('\n', ' ')
+    L = ["| claim | verdict | stands as | the paper says | differences (ours / paper's, from) | cause |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        rv = r.review
+        dif = '; '.join(f"{x['what']}: {x['ours']} / {x['paper']} ({x['source']})" for x in rv['differences'])
+        L.append(f"| **{esc(r.id)}** | {r.verdict} | {cause_kind(r)} | “{esc(rv['paper_quote'])}” | {esc(dif)} | {esc(rv['cause'])}"
+                 + (f" ({esc(rv['evidence'])})" if rv['evidence'] else '') + (f"; ours: {esc(rv['ours_only'])}" if rv['ours_only'] else '') + " |")
+    return '\n'.join(L)
 
 # %% ../nbs/13_claims.ipynb #2d4487b5
 def _write_json(path:Path, obj, indent=None):

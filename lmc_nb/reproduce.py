@@ -25,6 +25,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '21_ts_reproductions': dict(paper='10 000 GD steps, 10–200 pairs per point; 4-layer MLPs widths 15–100, 20 seeds, 56 000 images, 100 and 1 000 epochs', gpu_h=3.0, cpu_h=1.0),
  '21b_ts_fig7_settle': dict(paper="the cpu run (it settles 21's cpu rows): 4-layer MLPs widths 15–100 on 5 000 images, 10/40/100 epochs, up to 700 pairs at widths 15 and 25 (small MLPs: a GPU gains little)", gpu_h=0.9, cpu_h=0.9),
  '21c_ts_fig3_settle': dict(paper="the cpu run (it settles 21's cpu row): uniform minima at k = 3, 5, 8, the 7 924 groups of 10 pairs 21's sharpening row counted (pure Python loops: no GPU work)", gpu_h=0.2, cpu_h=0.2),
+ '21d_ts_causes': dict(paper="the cpu run (it revises 21's cpu rows along their suspected causes): 21's Fig. 2 students, Thm. 6 over initial scale × rate (20 pairs, m = 20–80, 6 000–12 000 GD steps), Fig. 5–6 GD on 16 rates × 3 initial scales, Fig. 9b at d = 1 and 10 (small tensors: a GPU gains little)", gpu_h=0.4, cpu_h=0.4),
  '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),

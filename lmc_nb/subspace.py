@@ -47,11 +47,13 @@ def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
                   layers:list=None, # names of linear / conv layers (default: all)
                   bias:bool=True, # append the constant input 1 when the layer has a bias
                   bs:int=512, max_samples:int=None, # batch size; use only the first samples
-                 )->dict: # layer name → (d, d) float64 uncentred second moment E[x x^T]
-    "Stream `data` through `model` and accumulate the uncentred second moment of each layer's input."
+                  centred:bool=False, # the covariance E[(x − μ)(x − μ)^T] (a PCA, as NI's experiments, G.7) in place of E[x x^T]
+                 )->dict: # layer name → (d, d) float64 uncentred second moment E[x x^T] (or covariance)
+    "Stream `data` through `model` and accumulate the uncentred second moment (or, `centred`, the covariance) of each layer's input."
+    if centred and bias: raise ValueError("input_moments: a centred moment has no constant input to append (the 1 has no variance); pass bias=False")
     layers = linear_layers(model) if layers is None else list(layers)
     mods = {n: find_layer(model, n) for n in layers}
-    sums, n = {}, {}
+    sums, s1, n = {}, {}, {}
     with eval_mode(model), capture(model, [(l, 'in') for l in layers]) as feats:
         seen = 0
         for xb, _ in Loader(data, bs):
@@ -62,9 +64,10 @@ def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
                 r = layer_rows(mod, feats[(l, 'in')]).double()
                 if bias and mod.bias is not None: r = torch.cat([r, r.new_ones(len(r), 1)], 1)
                 sums[l] = sums[l].addmm_(r.T, r) if l in sums else r.T @ r
+                s1[l] = s1[l] + r.sum(0) if l in s1 else r.sum(0)
                 n[l] = n.get(l, 0) + len(r)
     if not sums: raise ValueError("input_moments: the data set is empty")
-    return {l: sums[l] / n[l] for l in layers}
+    return {l: sums[l] / n[l] - (torch.outer(s1[l], s1[l]) / n[l] ** 2 if centred else 0) for l in layers}
 
 # %% ../nbs/08_subspace.ipynb #954f3848
 @dataclass
@@ -117,15 +120,17 @@ def input_subspace(Sigma:Tensor, # (d, d) uncentred second moment (e.g. from `in
 
 # %% ../nbs/08_subspace.ipynb #9326c295
 @torch.no_grad()
-def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=False, bs:int=512, max_samples:int=None)->dict:
+def coherence_profile(model:nn.Module, data:Data, level:float=0.9, bias:bool=False, bs:int=512, max_samples:int=None,
+                      centred:bool=False, # PCA subspaces of the centred inputs (NI G.7) in place of the second moment's
+                     )->dict:
     "Subspace coherence ν(U) of every linear / conv layer's input and of the model's output (NI H.5)."
     names = linear_layers(model)
-    mom = input_moments(model, data, names, bias, bs, max_samples)
+    mom = input_moments(model, data, names, bias, bs, max_samples, centred=centred)
     out = {n: input_subspace(mom[n], level).coherence for n in names}
-    S, n = None, 0
+    S, s1, n = None, 0, 0
     with eval_mode(model):
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
             y = model(xb).double().flatten(1)
-            S = y.T @ y if S is None else S.addmm_(y.T, y); n += len(y)
-    out['output'] = input_subspace(S / n, level).coherence
+            S = y.T @ y if S is None else S.addmm_(y.T, y); s1, n = s1 + y.sum(0), n + len(y)
+    out['output'] = input_subspace(S / n - (torch.outer(s1, s1) / n ** 2 if centred else 0), level).coherence
     return out
