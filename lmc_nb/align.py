@@ -110,6 +110,7 @@ def _aligned(A:nn.Module, B:nn.Module, spec:PermSpec, method:str, data:Splits, s
     else: perms = activation_matching(A, B, data.train[:stat_samples], spec=spec)
     return permute_model(B, perms, spec), perms
 
+# %% ../nbs/12_align.ipynb #9073823c
 def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architecture
                data:Splits, # evaluation on data.test; batch-norm reset, activation statistics and REPAIR on data.train
                methods=('weight',), # any of METHODS
@@ -141,6 +142,7 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
     for p in res['paths'].values(): p.update(_barriers(p))
     return res
 
+# %% ../nbs/12_align.ipynb #25bbcb41
 def _barriers(c:dict)->dict:
     "The loss and accuracy barriers of a curve dict (LEWC Def. 2.1), as `Curve.barriers` gives them."
     from lmc_nb.interp import barrier
@@ -163,6 +165,7 @@ def plot_align(res:dict, title:str=''):
     fig.tight_layout()
     return fig
 
+# %% ../nbs/12_align.ipynb #4b2fe44a
 def align_markdown(res:dict, title:str='')->str:
     "The barrier table as Markdown."
     s = res['spec']
@@ -178,6 +181,7 @@ def align_markdown(res:dict, title:str='')->str:
               'trained pairs is not in them). Batch-norm statistics re-estimated at every λ.']
     return '\n'.join(lines)
 
+# %% ../nbs/12_align.ipynb #ac6f44c7
 def write_align(res:dict, out, force:bool=False, title:str='')->Path:
     "Write B aligned (per method, safetensors), the permutations, align.json, align.md and curves.png to `out`; align.json last."
     out = Path(out)
@@ -227,6 +231,7 @@ def _fake(t:Tensor)->Tensor:
     f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
     return nn.Parameter(f, t.requires_grad) if isinstance(t, nn.Parameter) else f
 
+# %% ../nbs/12_align.ipynb #e4eb4101
 def trace_bytes(model:nn.Module, x)->int|None:
     "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
     if FakeTensorMode is None or TorchDispatchMode is None: return None          # this torch lacks them: the gate counts weights only
@@ -238,6 +243,7 @@ def trace_bytes(model:nn.Module, x)->int|None:
         return ob.total
     except Exception: return None
 
+# %% ../nbs/12_align.ipynb #3e7ca0fb
 def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
                )->dict:
@@ -260,6 +266,7 @@ def planted_row(name:str, model:nn.Module, x,
                 recovered=('exact' if exact else 'NOT exact') if P else '-', trace_s=round(t1 - t0, 2), match_s=round(time.time() - t1, 2),
                 fixed=fixed[:120], reason='' if P and exact else ('no permutable units' if not P else 'planted permutation not recovered'))
 
+# %% ../nbs/12_align.ipynb #9f449e01
 def planted_markdown(rows:list)->str:
     "Rows of `planted_row` as a Markdown table."
     head = '| model | result | groups | units | max check | planted | fixed (besides inputs/outputs) |\n|---|---|---|---|---|---|---|\n'

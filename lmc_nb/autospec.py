@@ -56,6 +56,7 @@ def trace_spaces(model:nn.Module, x)->tuple:
         tensors[n] = tr.lab[id(t)]
     return tr, tensors
 
+# %% ../nbs/06h_autospec.ipynb #49ca6c78
 def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
     "(leaf space, view, sub, span) for every free factor of one axis label; None if a direct sum sat inside a product (now fixed if `mark`: read again)."
     facs = [l for s in ax for l in leaves(s)]
@@ -75,6 +76,7 @@ def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
         out += [(find(l), view, j if view else 0, span) for j, l in enumerate(ls) if not find(l).fixed and l.n > 1]
     return None if again else out
 
+# %% ../nbs/06h_autospec.ipynb #b526937b
 def _spaces_to_groups(tensors:dict)->dict:
     "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels."
     while True:
@@ -92,6 +94,7 @@ def spec_from_labels(tensors:dict)->dict:
     "group → [Axis] from each state-dict tensor's labels (fixed spaces left out)."
     return dict(_spaces_to_groups(tensors).values())
 
+# %% ../nbs/06h_autospec.ipynb #a45bd68c
 def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
     "group → observation points (`04_features`): the inputs of layers with a matrix weight that read the group's units, for layers called once."
     calls, pts, seen = Counter(n for n, _ in tr.calls), {}, set()
@@ -109,6 +112,7 @@ def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
         out[g] = [p for p in ps if (p[2], p[4]) == kind]
     return out
 
+# %% ../nbs/06h_autospec.ipynb #97301122
 def fixed_report(tensors):
     "reason → number of tensor axes (units) held fixed for it."
     rep = {}
@@ -142,6 +146,7 @@ def _ops_of(tensors:dict, spec:dict, g:str)->list:
         for l in leaves(s): ops += find(l).ops
     return list(dict.fromkeys(ops))[:6]
 
+# %% ../nbs/06h_autospec.ipynb #7122f256
 def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tensors or a dict of keyword arguments
               strict:bool=True, # False: drop groups that fail the check, with a warning, instead of raising
               rtol:float=None, # relative output change allowed (default 1000 × the output dtype's epsilon)

@@ -97,6 +97,7 @@ def _bench_bf16(repeat:int, width:int)->dict:
     return report_line(f'train_bf16_vs_f32_mlp{width}', t_o, t_b, native_bf16=native_bf16(),
                        samples_per_s_ours=round(n / t_o), samples_per_s_baseline=round(n / t_b))
 
+# %% ../nbs/12a_bench.ipynb #7fe1c126
 def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     "Training W-asymmetric ResNet-20s (×½, NI's conv recipe) in the channels-last layout (ours) vs the default NCHW (baseline), 12 steps of batch 128 each."
     n = 128 * 12

@@ -57,6 +57,7 @@ class Claim:
         if self.verdict not in VERDICTS: raise ValueError(f"verdict {self.verdict!r}: choose one of {list(VERDICTS)}")
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
 
+# %% ../nbs/13_claims.ipynb #e867d7cb
 class Verdict(tuple):
     "(value, ci, verdict, rule) as a tuple, with `.need`: what an inconclusive result would need to decide, `.more`: its count as (needed, have), in the unit the text names, and `.away`: for a row with no count on the paper's side, the count that would show the opposite direction (a departure), the same way."
     def __new__(cls, value, ci, verdict, rule, need='', more=None, away=None):
@@ -82,6 +83,7 @@ def _slope(x:list, y:list, at:float=None)->tuple:
 
 COUNT_CAP = 10 ** 9     # a count beyond this is too large to matter: "more than 10⁹", never an exact number (nor an overflow)
 
+# %% ../nbs/13_claims.ipynb #cd7e42d2
 class Beyond(int):
     "A count too large to matter: an `int` (`COUNT_CAP` + 1) that reads 'more than 10⁹'; subtracting what is already measured leaves it beyond."
     def __new__(cls): return super().__new__(cls, COUNT_CAP + 1)
@@ -99,6 +101,7 @@ def _count(x:float)->int:
 
 def _approx(n:int)->str: return str(n) if isinstance(n, Beyond) else f"≈ {n}"
 
+# %% ../nbs/13_claims.ipynb #87574a5d
 def pairs_for(sd:float, # the spread of one measurement (its standard deviation over independent pairs)
               half:float, # the 95 % half-width wanted
               have:int=None, # the pairs measured so far (printed beside the answer)
@@ -119,6 +122,7 @@ def _need(n_per:int, sd:float, effect:float, what:str, per:str='pairs')->tuple:
     if n is None: return f"no finite number of {per}: {what} is 0", None
     return f"{_approx(n)} {per} (have {n_per}) for a 95 % half-width of {abs(effect) / 2:.3g}, half of {what} ({abs(effect):.3g})", (n, n_per)
 
+# %% ../nbs/13_claims.ipynb #559a5f74
 def _no_count(measured:float, what:str, away:str=None)->str:
     "The `need` text of a direction-only claim whose measured effect is 0 or points the other way: no size to count the paper's effect for; `away`: the count that would show the measured opposite direction (a departure)."
     return (f"no count: the measured {what} ({measured:.3g}) is 0 or points away from the paper's direction, and the paper gives no size; "
@@ -133,6 +137,7 @@ def _nearest_edge(m:float, ci:list, edges:tuple)->tuple:
     if not inside: return None, 0.0
     e = min(inside, key=lambda e: abs(m - e)); return e, abs(m - e)
 
+# %% ../nbs/13_claims.ipynb #6b35592e
 def band_verdict(values:list, # our independent measurements (None with `estimate`)
                  target:float, # the paper's value
                  band:float, # |ours − paper| ≤ band is a reproduction
@@ -192,6 +197,7 @@ class Estimate(NamedTuple):
     more:tuple=None   # that count as (pairs per grid point needed, have)
     away:tuple=None   # no count on the paper's side: the count that would show the departure, (needed, have)
 
+# %% ../nbs/13_claims.ipynb #024cdbd5
 def argmax_estimate(xs:list, # the grid (e.g. widths)
                     samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
                     stat=None, # rows -> a number (default: the mean); e.g. a ratio of two columns' means
@@ -229,6 +235,7 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
                     (xs[0], xs[-1]), need, more, None if more else away)
 
+# %% ../nbs/13_claims.ipynb #e81b4e38
 def peak_verdict(xs:list, samples:list, # the grid and, per point, the independent measurements (as `argmax_estimate`)
                  **kw, # `argmax_estimate`'s options (stat, n_boot, seed, effect)
                 )->Verdict: # (argmax, ci, verdict, rule, need)
@@ -289,6 +296,7 @@ def _welch_words(a, b)->tuple:
     sides = " vs ".join('{' + ', '.join(map(str, x)) + '}' if isinstance(x, dict) else 'one kind' for x in (a, b))
     return f"Welch's 95 % interval of the kinds' means ({sides}, each kind weighing equally)", 'fewer than 2 in any kind'
 
+# %% ../nbs/13_claims.ipynb #7d9e8677
 def _welch(a, b, sds:bool=False, level:float=0.95)->tuple:
     """mean(b) − mean(a) and Welch's interval at `level` (finite data, at least 2 per kind); with `sds`, also the spread S with
     half-width ≈ t·S/√n for n per kind. A side given as {kind: values} is the mean of its kinds' means (a stratified design: the
@@ -306,6 +314,7 @@ def _welch(a, b, sds:bool=False, level:float=0.95)->tuple:
     if sds: return d, d - h, d + h, math.sqrt(sum(v * n for v, n in c))      # Σ var_k / K²: the spread of one more measurement per kind
     return d, d - h, d + h
 
+# %% ../nbs/13_claims.ipynb #94e843f5
 def _no_difference(a:list, b:list, band:float=None)->tuple:
     "A claim of *no* difference, judged two-sided: reproduced if Welch's interval contains 0 (and |ours| ≤ band), departs if it excludes 0."
     iv, few = _welch_words(a, b)
@@ -391,6 +400,7 @@ def with_cost(v:Verdict, # a verdict function's result
     cost = ": beyond any budget," if isinstance(extra, Beyond) else f" ≈ {_hours(extra * seconds / 3600)}"
     return Verdict(*v[:4], v.need + f"; {what}: {extra} more × ({unit}) at {seconds:.3g} s each{cost} on {where}", more, away)
 
+# %% ../nbs/13_claims.ipynb #2a8c33db
 def more_needed(v:Verdict, # a verdict function's result
                 cap:int=None, # at most this many: what a run may spend on settling the row
                )->int:
@@ -415,6 +425,7 @@ def _looks(looks)->tuple:
         raise ValueError(f"looks must be increasing integers ≥ 2 (the pairs per side at each look), got {looks!r}")
     return tuple(int(n) for n in ls)
 
+# %% ../nbs/13_claims.ipynb #bd3845d4
 @functools.lru_cache(maxsize=64)
 def _bounds(looks:tuple, alpha:float, kind:str, grid:int)->tuple:
     "Eq. 6 look by look: the density of the score still inside the bounds, carried forward on a grid; each c_k found by root search."
@@ -435,6 +446,7 @@ def _bounds(looks:tuple, alpha:float, kind:str, grid:int)->tuple:
         dens = np.where(np.abs(s) < c * math.sqrt(tk), dens, 0.0); out.append(c)
     return tuple(out)
 
+# %% ../nbs/13_claims.ipynb #8eae14e4
 def spending_bounds(looks:list, # the pre-registered sizes per side, increasing (e.g. [12, 24])
                     alpha:float=0.05, # the two-sided level spent over all the looks together
                     kind:str='obrien-fleming', # the spending function: 'obrien-fleming' (eq. 5) or 'pocock'
@@ -452,6 +464,7 @@ def _design(looks, alpha:float, kind:str, per:str='')->tuple:
     return ls, levels, (f"pre-registered looks at {', '.join(map(str, ls))}{per}, two-sided α = {alpha:g} spent "
                         f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)})")
 
+# %% ../nbs/13_claims.ipynb #0c110404
 def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-registered order (look k uses the first n_k per side)
                        paper_diff:float, # the paper's mean(b) − mean(a): its sign is the claimed direction (direction-only claims)
                        looks:list, # the pre-registered sizes per side at which the design looks, increasing
@@ -589,6 +602,7 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
                        log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary,
                        rule=rule + f"; a verdict at a scale more than {REACH}× beyond the rungs: not reached"))
 
+# %% ../nbs/13_claims.ipynb #1a252aca
 def plot_ladder(lad:dict, ax=None, title:str=None):
     "The gap to the paper's value against scale, with the fit of eq. 1 extended to the paper's scale."
     import matplotlib.pyplot as plt
@@ -639,6 +653,7 @@ def _with_scale(r)->str:
     if r.verdict == 'departs': return was + (f"**{r.ladder['verdict']}**: {r.ladder['summary']}{again}" if r.ladder else 'no ladder yet')
     return was
 
+# %% ../nbs/13_claims.ipynb #95b063bf
 def ledger_markdown(rows:list)->str:
     "The claims as a Markdown table (one row each, with the rule that decided the verdict and what would settle it)."
     esc = lambda s: str(s).replace('|', '\\|')
@@ -669,6 +684,7 @@ def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for th
     text = json.dumps({k: {**v, 'source': name} for k, v in ladders.items()}, indent=1, allow_nan=False)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
+# %% ../nbs/13_claims.ipynb #bf71bf3b
 def replacing(ladder:dict, # a `scale_ladder` result measured again, with more pairs or rungs, by another notebook
               row_id:str, # the departing row whose own ladder it replaces
               source:str, # the notebook that wrote that row and its ladder (e.g. '24_lewc_width')
@@ -682,6 +698,7 @@ def replacing(ladder:dict, # a `scale_ladder` result measured again, with more p
     if not old[0].get('ladder'): raise ValueError(f"replacing: {source}'s {row_id!r} has no ladder to replace; store the ladder with `write_ladders` alone")
     return {**ladder, 'replaces': dict(source=source, **{k: old[0]['ladder'][k] for k in ('verdict', 'slope', 'ci', 'summary')})}
 
+# %% ../nbs/13_claims.ipynb #83d836af
 def settling(row:Claim, # this notebook's row, measured with more pairs than `source` had
              source:str, # the notebook whose row of the same id was inconclusive (e.g. '24_lewc_width')
              folder=None, # default: the `claims/` folder beside the notebooks
@@ -695,6 +712,7 @@ def settling(row:Claim, # this notebook's row, measured with more pairs than `so
     if old[0]['verdict'] != 'inconclusive' and not because: raise ValueError(f"settling: {source}'s {row.id!r} is {old[0]['verdict']}, not inconclusive: nothing to settle (a row re-measured along a suspected cause says `because`)")
     return replace(row, settles=dict(source=source, **{k: old[0][k] for k in ('verdict', 'ours', 'ci', 'need', 'scale')}, **({'because': because} if because else {})))
 
+# %% ../nbs/13_claims.ipynb #3e98f966
 def read_claims(folder='claims')->list:
     "Every notebook's rows, as `Claim`s with their source notebook in `.source`; a settling row (`settling`) takes its earlier row's place; a ladder stored apart (`write_ladders`) joins the departing row it names, in place of its own only where it says so (`replacing`)."
     out = []
@@ -723,6 +741,7 @@ def read_claims(folder='claims')->list:
             if r.verdict == 'departs' and r.rules == RULEBOOK: r.ladder = lad      # as `claim`: a ladder explains a departure
     return _join_reviews(out, folder)
 
+# %% ../nbs/13_claims.ipynb #2eebc0b5
 def ledger_counts(rows:list, earlier:bool=False)->dict:
     "paper → verdict → count, with extensions (claims the paper does not make) apart, under 'extension'; with `earlier`, rows judged by an earlier rule book count apart too, under 'earlier rules'."
     out = {}
@@ -733,6 +752,7 @@ def ledger_counts(rows:list, earlier:bool=False)->dict:
 
 VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5'}
 
+# %% ../nbs/13_claims.ipynb #18b4506d
 def ledger_figure(rows:list, ax=None):
     "Counts by paper and verdict as stacked horizontal bars, each segment labelled; departs split by their reviews' causes (faithful solid, recipe and unknown hatched), extensions apart."
     import matplotlib.pyplot as plt
@@ -857,6 +877,7 @@ def evidence(name:str, # the measuring notebook's name (e.g. '24d_lewc_vgg_secon
     "The folder `cached_json(…, keep=)` keeps a notebook's results in: `<folder>/evidence/<name>`, committed with the notebook, at the cpu scale; `otherwise` below it."
     return Path(folder or 'claims') / 'evidence' / name if scale() == 'cpu' else Path(otherwise)
 
+# %% ../nbs/13_claims.ipynb #315acc8b
 def cached_json(path, # the cache file; its name must encode every setting the result depends on
                 fn, # () -> a JSON-serialisable result
                 keep=None, # a folder kept with the repository (`evidence`): looked up first, and written with the result's provenance
@@ -881,6 +902,8 @@ def _leaves(x, at:str='')->dict:
     return {at: x}
 
 def _numbers(x)->dict: return {k: float(v) for k, v in _leaves(x).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+# %% ../nbs/13_claims.ipynb #591ed5b0
 def _words(x)->dict: return {k: v for k, v in _leaves(x).items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
 
 def recheck(keep, # a folder of kept results
@@ -902,6 +925,7 @@ def recheck(keep, # a folder of kept results
     return dict(name=name, max_diff=d, comparable=same, ok=ok, kept=k,
                 summary=f"largest difference {d:.3g}; kept under torch {k['torch']} on {k['cpu']} ({k['date']}): {words}")
 
+# %% ../nbs/13_claims.ipynb #b535f79d
 def recheck_one(keep, # a folder of kept results
                 names:list, # the kept results to choose from (file names, e.g. this run's pairs; not a ladder's rungs)
                 fn, # (name, folder) -> that result computed afresh, its models trained in `folder` (a temporary one, removed after)

@@ -121,6 +121,7 @@ def _json_dict(s:str)->dict:
     if not isinstance(v, dict): raise argparse.ArgumentTypeError(f"expected a JSON object such as '{{\"num_classes\": 10}}', got {s!r}")
     return v
 
+# %% ../nbs/12b_cli.ipynb #92d389fa
 def _align_args(a):
     "`lmc align`'s arguments."
     a.add_argument('a', help='checkpoint A: a safetensors state dict (or a folder with model.safetensors)')
@@ -141,6 +142,7 @@ def _align_args(a):
     a.add_argument('--force', action='store_true', help='replace the alignment in --out')
     a.add_argument('--quiet', action='store_true', help='no progress bars')
 
+# %% ../nbs/12b_cli.ipynb #694d042d
 def _pairs_args(q):
     "`lmc pairs`' arguments."
     q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
@@ -161,6 +163,7 @@ def _reproduce_args(r):
     r.add_argument('--plan', action='store_true', help='print the reproductions, their paper scale and time estimates, and stop')
     r.add_argument('--quiet', action='store_true', help='no progress bar')
 
+# %% ../nbs/12b_cli.ipynb #d442358d
 def _parser(argv:list=None)->argparse.ArgumentParser:
     "The `lmc` parser; `report`'s options are read from `ReportConfig` (which imports torch) only when `argv` names it."
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -216,6 +219,7 @@ def _align(a)->int:
     print(f"written to {Path(a.out).resolve()} (B_aligned_*.safetensors, perms_*.safetensors, align.json, align.md, curves.png)")
     return 0
 
+# %% ../nbs/12b_cli.ipynb #1dc9f1bf
 def _run(a)->int:
     if a.cmd == 'report': return _report(a)
     if a.cmd == 'align': return _align(a)

@@ -164,6 +164,7 @@ def swap_from_costs(C:Tensor)->Tensor:
     c = C.diagonal()
     return C + C.T - c[:, None] - c[None, :]
 
+# %% ../nbs/08a_costs.ipynb #0d0b3282
 def swap_costs(geo:Geometry, # from `geometry`
                terms:bool=False, # return the three terms of Lem. C.8 as well
               )->Tensor:

@@ -28,6 +28,7 @@ def point_units(p:tuple, t:Tensor)->Tensor:
     "The (samples, units) matrix of observation point `p` = (module, 'in' | 'out'[, view[, axis[, sub, span]]]) from its captured tensor `t`."
     return unit_matrix(t, p[3] if len(p) > 3 else None, p[5] if len(p) > 5 else None)
 
+# %% ../nbs/04_features.ipynb #8fa07a01
 @contextmanager
 def capture(model:nn.Module, points:list):
     "Record, during the forward passes inside the `with` block, the output ('out') or input ('in') of each `(module, kind)`; a module run twice in one pass is refused."

@@ -39,6 +39,8 @@ def load_grid(src)->dict:
 
 _int = lambda v, lo: isinstance(v, int) and not isinstance(v, bool) and v >= lo
 _num = lambda v, lo: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
+
+# %% ../nbs/07_grid.ipynb #e79418e7
 GRID_RULES = {'arch': (lambda v: v in ASYM_ARCHS, f"one of {list(ASYM_ARCHS)} (the asymmetric-layer architectures the zoo trains)"),
               'scheme': (lambda v: v in SCHEMES, f"one of {list(SCHEMES)}"), 'data': (lambda v: v in DATASETS, f"one of {list(DATASETS)}"),
               'norm': (lambda v: v is None or v in NORMS, f"null or one of {list(NORMS)}"), 'act': (lambda v: v is None or is_activation(v), f"null or one of {list(ACTS)} (optionally 'name:value', e.g. 'leaky_relu:0.5')"),

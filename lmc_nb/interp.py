@@ -295,6 +295,7 @@ def bootstrap_barriers(lams:Tensor, # (L,) grid from 0 to 1
         out[f'{k}_barrier'] = torch.quantile(b, q).tolist()
     return out
 
+# %% ../nbs/05_interp.ipynb #1a2db3ac
 def _curve(out:Tensor, y:Tensor, lams:Tensor, loss:str, calibrate:bool, cal_frac:float, cal_seed:int, n_boot:int=0)->Curve:
     "The `Curve` of path outputs `out` (L, n, ...) against targets `y`: loss and accuracy per λ, and LEWC's calibrated loss; non-finite losses refused."
     if loss == 'ce':

@@ -40,6 +40,7 @@ def r_mm(T, func, args, kwargs, out):
     elif p in (aten.dot,): unify_axis(T.label(args[0])[0], T.label(args[1])[0], T.op); T.set(out, [])
     else: T.set(out, _mm(T, args[0], args[1], out, T.op))
 
+# %% ../nbs/06g_layer_rules.ipynb #5f13bead
 def r_conv(T, func, args, kwargs, out):
     x, w, b = args[0], args[1], args[2]; transposed, groups = args[6], args[8]
     lx, lw = T.label(x), T.label(w)
@@ -63,6 +64,7 @@ def r_conv(T, func, args, kwargs, out):
     o_lab[1] = oc
     T.set(out, o_lab)
 
+# %% ../nbs/06g_layer_rules.ipynb #97b9adbd
 def r_layer_norm(T, func, args, kwargs, out):
     x, shape, w, b = args[0], args[1], args[2], args[3]; lx = T.label(x); k = len(shape)
     for p in (w, b):
@@ -80,6 +82,7 @@ def r_batch_norm(T, func, args, kwargs, out):
         if o.ndim == 1 and o.shape[0] == x.shape[1]: T.set(o, [lx[1]])
         else: T.set(o, fresh(o.shape, 'batch-norm statistics'))
 
+# %% ../nbs/06g_layer_rules.ipynb #ef1939bb
 def r_group_norm(T, func, args, kwargs, out):
     x, w, b, N, C, HW, G = args[:7]; lx = T.label(x)
     c = Space(C); unify_prod([c], lx[1], T.op)
@@ -97,6 +100,7 @@ def r_pool(T, func, args, kwargs, out):
         for s in ax: fix(s, sp)
     for o in _tensors(out): T.set(o, lx[:lead] + [[Space(n, sp)] if n != 1 else [] for n in o.shape[lead:]])
 
+# %% ../nbs/06g_layer_rules.ipynb #e7bdbcbf
 def r_pad(T, func, args, kwargs, out):
     x = args[0]; lx = T.label(x); ol = []
     for i, (a, b) in enumerate(zip(x.shape, out.shape)):
@@ -118,6 +122,7 @@ def _index_axes(T, its:list, shape:tuple)->list:
         return _bcast(T, its, torch.empty(shape, device='meta'))
     return [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in shape]
 
+# %% ../nbs/06g_layer_rules.ipynb #ea63f3c8
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them."
     x, idx = args[0], args[1]; lx = T.label(x)
@@ -138,6 +143,7 @@ def r_index_select(T, func, args, kwargs, out):
     lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
     T.set(out, lx)
 
+# %% ../nbs/06g_layer_rules.ipynb #99dc1dd5
 def r_embedding(T, func, args, kwargs, out):
     w, idx = args[0], args[1]; lw = T.label(w)
     for s in lw[0]: fix(s, f'rows looked up by index ({T.op})')
@@ -156,6 +162,7 @@ def r_repeat(T, func, args, kwargs, out):
         ol.append(lx[i] if r == 1 else ([Space(r, f'repeat ({T.op})')] + lx[i]))
     T.set(out, ol)
 
+# %% ../nbs/06g_layer_rules.ipynb #e09fdad5
 def r_sdpa(T, func, args, kwargs, out):
     "Fused attention softmax(q kᵀ) v: q with k on the head dimension, k with v on keys, heads and batch shared."
     q, k, v = args[:3]; lq, lk, lv = T.label(q), T.label(k), T.label(v)
@@ -202,6 +209,8 @@ for o in (aten.sum, aten.mean, aten.amax, aten.amin, aten.max, aten.min, aten.va
           aten.linalg_vector_norm, aten.norm, aten.prod, aten.any, aten.all, aten.argmax, aten.argmin):
     RULES[o] = r_reduce
 for o in (aten.sort, aten.topk, aten.cumsum, aten.cumprod, aten.cummax, aten.cummin, aten.flip): RULES[o] = r_order
+
+# %% ../nbs/06g_layer_rules.ipynb #ef5dc989
 for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._adaptive_avg_pool2d, aten.adaptive_avg_pool2d,
           aten.adaptive_max_pool2d, aten.max_pool1d, aten.avg_pool1d, aten.max_pool3d_with_indices, aten.avg_pool3d,
           aten._adaptive_avg_pool3d, aten.upsample_nearest2d, aten.upsample_bilinear2d, aten.upsample_bicubic2d, aten.adaptive_max_pool1d,

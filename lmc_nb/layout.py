@@ -176,6 +176,7 @@ def _cached(keys:list)->dict:
         _MEM.update({k: disk[k] for k in keys if k not in _MEM and isinstance(disk.get(k), dict)})
     return {k: _MEM[k] for k in keys if k in _MEM}
 
+# %% ../nbs/02d_layout.ipynb #74e81813
 def _store(recs:dict):
     "Add `recs` to this process's answers and to the disk cache (read, merge, write atomically, under a lock)."
     _MEM.update(recs); f = probe_cache()
@@ -238,6 +239,7 @@ def _where(isa:str=None)->str:
     return (f"this CPU ({cpu_model()}, {torch.backends.cpu.get_cpu_capability()}{', oneDNN capped to ' + cap if cap else ''}; "
             f"torch {torch.__version__}, oneDNN {onednn_version()})")
 
+# %% ../nbs/02d_layout.ipynb #155b2767
 def safe_layout(model:nn.Module, # the model to train (any nn.Module)
                 x:Tensor, # an example input batch
                 batch_sizes=(1,), # the batch sizes training will use

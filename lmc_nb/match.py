@@ -205,6 +205,7 @@ def _inner_order(m:_Scores, sizes:tuple, hs:tuple)->Tensor:
         idx = (idx[:, None] * n + p[None, :]).reshape(-1)
     return idx
 
+# %% ../nbs/06a_match.ipynb #f585b50b
 def _pair_max(M:Tensor)->Tensor:
     "R[a, b] = max over σ of Σ_i M[a, i, b, σ(i)]: one c × c assignment per block pair (eq. product)."
     G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).cpu().numpy()
@@ -225,6 +226,7 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
         M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
 
+# %% ../nbs/06a_match.ipynb #9ff6c8dd
 def _product_move(m:_Scores, g, sibs:list)->float:
     "Solve block group g by eq. (product), then each sibling on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
     groups = [g] + sorted({h for _, hs in sibs for h in hs if h is not None})

@@ -163,6 +163,7 @@ def device_note(what:str='measured', # what ran there: 'trained', 'trained and s
     d = compute_device(device)
     return {} if d is None or d.type == 'cpu' else {'where': f"{what} on GPU {torch.cuda.get_device_name(d)} (${DEVICE_ENV})"}
 
+# %% ../nbs/01a_nnutil.ipynb #130ae17e
 def module_device(m:nn.Module)->torch.device:
     "The device of `m`'s first parameter (or buffer); the CPU for a module with neither."
     t = next(iter(m.parameters()), None)

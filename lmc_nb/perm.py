@@ -85,6 +85,7 @@ def _overlaps(e:Axis, f:Axis, n:int)->bool:
     if b <= c or d <= a: return False                                   # disjoint blocks
     return not ((a, b) == (c, d) and e.view == f.view and e.view is not None and e.sub != f.sub)   # two sub-axes of one view commute
 
+# %% ../nbs/06_perm.ipynb #71c67dfd
 @patch
 def check(self:PermSpec, sd:dict)->dict:
     "Validate against a state dict; return group → size. Errors name the tensor and axis."
@@ -125,6 +126,7 @@ def random_perms(spec:PermSpec, sd:dict, seed:int=0)->dict:
     gen = torch.Generator().manual_seed(seed)
     return {g: torch.randperm(n, generator=gen) for g, n in spec.check(sd).items()}
 
+# %% ../nbs/06_perm.ipynb #a77a88fe
 def identity_perms(spec:PermSpec, sd:dict)->dict:
     return {g: torch.arange(n) for g, n in spec.check(sd).items()}
 
@@ -137,6 +139,7 @@ def permute_model(model:nn.Module, perms:dict, spec:PermSpec=None)->nn.Module:
     twin.load_state_dict(apply_perm(spec, effective_state_dict(model), perms))
     return twin.eval()
 
+# %% ../nbs/06_perm.ipynb #34aeec82
 @torch.no_grad()
 def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a dict of keyword arguments (see `call_model`)
                  spec:PermSpec=None, seed:int=0)->tuple:
@@ -156,6 +159,7 @@ def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a d
         errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
     return errs, ref[0].dtype
 
+# %% ../nbs/06_perm.ipynb #7fb6c37c
 def check_spec(model:nn.Module, x, spec:PermSpec=None, seed:int=0,
                rtol:float=None, # default: 1000 × the output dtype's machine epsilon (1.2e-4 in float32); a missed axis changes outputs by O(1)
               )->float:

@@ -177,6 +177,7 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
 # %% ../nbs/12_report.ipynb #9e588e4f
 def _curve_label(r:dict)->str: return r['model'] + ('' if r['align'] == 'none' else f" ({r['align']})")
 
+# %% ../nbs/12_report.ipynb #53762df6
 def plot_report(rep:dict):
     "Loss, calibrated loss and accuracy along the path for every (model, alignment), with the range over pairs; a Figure."
     from matplotlib.figure import Figure      # no pyplot: leaves the caller's backend and figures alone

@@ -17,6 +17,7 @@ __all__ = ['SCALES', 'REPRODUCTIONS', 'PAPER_RECIPES', 'PAPER_TRAINING', 'GPU_SE
 # %% ../nbs/12d_reproduce.ipynb #c5df053c
 SCALES = ('smoke', 'cpu', 'paper')     # as `claims.SCALES` (13_claims tests that they agree)
 
+# %% ../nbs/12d_reproduce.ipynb #f1d9dda1
 REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmetic estimate, only where the training is not timed (PAPER_TRAINING)
  '20_ni_q1q2_fashion': dict(paper='MLP width 512, 100 epochs, 16 seeds per kind; WRN (ResNet-20 × 8), 100 epochs, 8 seeds, full data', cpu_h=3.0),
  '20b_ni_h5_settle': dict(paper="20's MLP zoo at width 512, 100 epochs (4 kinds × 16 seeds), and 3 kinds × 8 seeds at 25 and 50 epochs (the ladder of NI H.5 syre)", cpu_h=1.0),
@@ -42,6 +43,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
 }
 
+# %% ../nbs/12d_reproduce.ipynb #72308fc1
 def find_notebook(name:str, # '22', '22_ni_swap_costs' or a path to the notebook
                   nbs:Path=None, # the notebooks folder (default: ./nbs, or . when run inside it)
                  )->Path:
@@ -70,6 +72,8 @@ PAPER_RECIPES = {   # name → (architecture, `model_for` keywords), the noteboo
  'ig_myrtle64c':     dict(arch=('myrtle', dict(width=64, constant=True)), cfg=dict(bs=128, opt='adam'), n=_F),
  'ig_resnet20x1':    dict(arch=('resnet20', dict(width=1, norm='batch')), cfg=dict(bs=128, opt='adam'), n=_F),
 }
+
+# %% ../nbs/12d_reproduce.ipynb #a1dcdef4
 PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 21–23 train small MLPs on small data (not timed: a GPU gains little there)
  '20_ni_q1q2_fashion': [('ni_mlp512', (72 + 8 + 20 + 4) * 100), ('ni_wresnet20x8', 4 * 8 * 100)],   # zoo, Q2 by epoch, fixed fractions, coherence; 4 kinds × 8 ResNets
  '20b_ni_h5_settle': [('ni_mlp512', 64 * 100 + 3 * 8 * (25 + 50))],                            # 20's zoo (shared where 20 ran); the ladder's shorter rungs
@@ -90,6 +94,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '27_ni_wresnet_sigma': [('ni_wresnet20x8', 5 * 8 * 100)],                                            # 5 σF × 8 seeds (the long run is the same recipe, cached)
 }
 
+# %% ../nbs/12d_reproduce.ipynb #e1420682
 def recipe_model(name:str, seed:int=0):
     "A freshly initialised model of recipe `name` (inputs 1 × 28 × 28, 10 classes)."
     from lmc_nb.archs import model_for
@@ -107,6 +112,7 @@ def training_hours(sec_per_step:dict)->dict:
                         for r, me in runs) / 3600
     return hours
 
+# %% ../nbs/12d_reproduce.ipynb #89f06d89
 GPU_SECONDS_PER_STEP = {   # measured by scripts/gpu_check.py on an NVIDIA H200 (torch 2.11), 2026-11-26; raw: scripts/gpu_timings.json
  'ni_mlp512': 0.00262,
  'ni_wresnet20x8': 0.0177,
@@ -127,6 +133,7 @@ GPU_SECONDS_PER_STEP = {   # measured by scripts/gpu_check.py on an NVIDIA H200 
 }
 GPU_MEASURED_ON = 'NVIDIA H200'
 
+# %% ../nbs/12d_reproduce.ipynb #b25ce92c
 def plan_markdown()->str:
     "The reproductions with their paper scale and GPU hours (training measured on a GPU, or estimated), as a Markdown table."
     th = training_hours(GPU_SECONDS_PER_STEP)

@@ -49,6 +49,7 @@ def r_view(T, func, args, kwargs, out):
         ol.append(take)
     T.set(out, ol)
 
+# %% ../nbs/06f_shape_rules.ipynb #8f45131f
 def r_expand(T, func, args, kwargs, out):
     x = args[0]; lx = T.label(x); k = out.ndim - x.ndim
     ol = [[Space(n)] if n != 1 else [] for n in out.shape[:k]]
@@ -67,6 +68,7 @@ def r_transpose(T, func, args, kwargs, out):
     if n: lx[i], lx[j] = lx[j], lx[i]
     T.set(out, lx)
 
+# %% ../nbs/06f_shape_rules.ipynb #c81e4265
 def r_squeeze(T, func, args, kwargs, out):
     lx = T.label(args[0]); T.set(out, [l for l, n in zip(lx, args[0].shape) if n != 1] if out.ndim < args[0].ndim else lx)
     if out.ndim == args[0].ndim: return
@@ -85,6 +87,7 @@ def r_select(T, func, args, kwargs, out):
     for s in lx[d]: fix(s, f'one position selected ({T.op})')
     for o in _tensors(out): T.set(o, lx[:d] + lx[d + 1:])
 
+# %% ../nbs/06f_shape_rules.ipynb #16ce7353
 def _span_split(T, lab_ax:list, n:int, cuts:list)->list:
     "Refine an axis into a direct sum at `cuts` (offsets); returns the pieces' labels."
     bounds = sorted({0, n, *[c for c in cuts if 0 < c < n]})
@@ -95,6 +98,7 @@ def _span_split(T, lab_ax:list, n:int, cuts:list)->list:
     kids = refine(lab_ax[0], [b - a for a, b in zip(bounds, bounds[1:])], 'sum')
     return [[k] for k in kids]
 
+# %% ../nbs/06f_shape_rules.ipynb #ea6c8820
 def r_slice(T, func, args, kwargs, out):
     x = args[0]; lx = T.label(x); a = list(args) + [0, None, None, 1][len(args) - 1:]
     d = _dim(a[1], x.ndim); n = x.shape[d]
@@ -110,6 +114,7 @@ def r_slice(T, func, args, kwargs, out):
     if out.shape[d] == 1:
         for s in piece: fix(s, f'one position sliced ({T.op})')
 
+# %% ../nbs/06f_shape_rules.ipynb #296ebee5
 def r_split(T, func, args, kwargs, out):
     x = args[0]; lx = T.label(x)
     d = _dim(args[2] if len(args) > 2 else kwargs.get('dim', 0), x.ndim); n = x.shape[d]
@@ -122,6 +127,7 @@ def r_split(T, func, args, kwargs, out):
             p = []
         T.set(o, lx[:d] + [p] + lx[d + 1:])
 
+# %% ../nbs/06f_shape_rules.ipynb #c0068171
 def r_cat(T, func, args, kwargs, out):
     ts = [t for t in args[0] if t.numel() or t.ndim > 1]
     d = _dim(args[1] if len(args) > 1 else kwargs.get('dim', 0), out.ndim)
@@ -146,6 +152,7 @@ def r_cat(T, func, args, kwargs, out):
     ol[d] = [s]
     T.set(out, ol)
 
+# %% ../nbs/06f_shape_rules.ipynb #d9bf9f8e
 def r_stack(T, func, args, kwargs, out):
     ts = args[0]; d = _dim(args[1] if len(args) > 1 else 0, out.ndim)
     ol = list(T.label(ts[0]))
@@ -170,6 +177,7 @@ def r_reduce(T, func, args, kwargs, out):
         for d in dims:
             for s in lx[d]: fix(s, f'an order-dependent reduction ({T.op})')
 
+# %% ../nbs/06f_shape_rules.ipynb #ff179a33
 def r_order(T, func, args, kwargs, out):
     "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed."
     x = args[0]; lx = list(T.label(x)); dims = args[1] if len(args) > 1 and isinstance(args[1], (int, list, tuple)) else kwargs.get('dim', -1)
@@ -179,5 +187,3 @@ def r_order(T, func, args, kwargs, out):
     for o in _tensors(out): T.set(o, lx if o.shape == x.shape else fresh(o.shape, f'an order-dependent op ({T.op})'))
 
 def r_softmax(T, func, args, kwargs, out): T.set(out, T.label(args[0]))   # softmax along an axis commutes with permuting it
-
-

@@ -30,6 +30,7 @@ def fix(s:Space, why:str):
     if s.fixed is None: s.fixed = why
     for k in s.kids or []: fix(k, why)
 
+# %% ../nbs/06d_spaces.ipynb #aff34b94
 def refine(s:Space, sizes:list, kind:str='prod')->list:
     "Refine `s` into child spaces of `sizes` (a product, outer first, or a direct sum); returns the children's roots."
     s = find(s); sizes = [int(n) for n in sizes]
@@ -64,6 +65,7 @@ def unify(a:Space, b:Space, why:str):
     if b.fixed and not a.fixed: fix(a, b.fixed)
     elif a.fixed and not b.fixed and a.kind: fix(a, a.fixed)
 
+# %% ../nbs/06d_spaces.ipynb #304cc6d3
 def unify_prod(A:list, B:list, why:str):
     "Unify two factor lists (row-major products of equal size) at their common refinement."
     A, B = [l for s in A for l in leaves(s)], [l for s in B for l in leaves(s)]
@@ -77,6 +79,7 @@ def unify_prod(A:list, B:list, why:str):
             for s in [a, b, *A, *B]: fix(s, f'incompatible reshapes ({why})')
             return
 
+# %% ../nbs/06d_spaces.ipynb #22306c67
 def unify_sum(A:list, B:list, why:str):
     "Unify two direct sums of equal size at their common refinement (split children at the union of the boundaries)."
     A, B = [find(s) for s in A][::-1], [find(s) for s in B][::-1]

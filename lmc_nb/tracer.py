@@ -72,6 +72,7 @@ class Tracer(TorchDispatchMode):
                 rule = r_unknown
         rule(self, func, args, kwargs, out)
 
+# %% ../nbs/06e_tracer.ipynb #9c044621
 def _tensors(x): return [a for a in tree_flatten(x)[0] if isinstance(a, Tensor)]
 
 def r_unknown(T, func, args, kwargs, out):
@@ -108,6 +109,7 @@ def _bcast(T, ts:list, out:Tensor):
         if out.shape[i] != 1 and not ol[i]: ol[i] = [Space(out.shape[i])]
     return ol
 
+# %% ../nbs/06e_tracer.ipynb #e1715f58
 def r_pointwise(T, func, args, kwargs, out):
     ts = _tensors((args, kwargs))
     outs = _tensors(out)

@@ -194,6 +194,7 @@ def _layout_is_safe(model:nn.Module, tr:Data, bs:int)->bool:
     if why: warnings.warn(why, LayoutFallback, stacklevel=5)
     return layout == 'channels_last'
 
+# %% ../nbs/03_train.ipynb #35ca0334
 def _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)->list:
     "`train`'s loop, with the model already on `dev`."
     kind = loss_kind(cfg.loss, data)
@@ -219,6 +220,7 @@ def _train_on(model, data, cfg, ckpt, progress, validate, channels_last, dev)->l
         if cl: model.to(memory_format=torch.contiguous_format)                      # the caller gets the usual layout back, also on an error
     return history
 
+# %% ../nbs/03_train.ipynb #5cdb216d
 def train(model:nn.Module, # built with `init_model` / `build_model`
           data:Splits, # train / val / test splits
           cfg:TrainConfig=None, # hyper-parameters
@@ -327,6 +329,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
     cfg = cfg or TrainConfig(); seeds = _check_many(models, cfg, seeds)
     with on_device(models, device) as dev: return _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)
 
+# %% ../nbs/03_train.ipynb #17080721
 def _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)->list:
     "`train_many`'s loop, with the models already on `dev`."
     kind, S = loss_kind(cfg.loss, data), len(models)

@@ -222,6 +222,7 @@ def _check_ray_token(ray):
     if get_authentication_mode() != AuthenticationMode.TOKEN:
         ray.shutdown(); raise ValueError("the local Ray cluster came up without token authentication; it was shut down")
 
+# %% ../nbs/07_zoo.ipynb #44bd242e
 def _ray_start(ray, address:str, workers:int, threads:int, tries:int=3):
     "`ray.init`; a local start that times out is shut down and tried again (Ray 2.60 gives its raylet a fixed 30 s: short on a busy machine)."
     for _ in range(tries):
@@ -246,6 +247,7 @@ def _sweep_ray(root:Path, todo:list, done, workers:int, threads:int, address:str
     while pending:
         (ready,), _ = ray.wait(list(pending), num_returns=1); done(pending.pop(ready), ray.get(ready))
 
+# %% ../nbs/07_zoo.ipynb #0bcee19c
 BACKENDS = {'sequential': _sweep_sequential, 'process': _sweep_process, 'ray': _sweep_ray, 'vectorised': _sweep_vectorised}
 
 # %% ../nbs/07_zoo.ipynb #1440a464
