@@ -28,6 +28,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '21c_ts_fig3_settle': dict(paper="the cpu run (it settles 21's cpu row): uniform minima at k = 3, 5, 8, the 7 924 groups of 10 pairs 21's sharpening row counted (pure Python loops: no GPU work)", gpu_h=0.2, cpu_h=0.2),
  '21d_ts_causes': dict(paper="the cpu run (it revises 21's cpu rows along their suspected causes): 21's Fig. 2 students, Thm. 6 over initial scale × rate (20 pairs, m = 20–80, 6 000–12 000 GD steps), Fig. 5–6 GD on 16 rates × 3 initial scales, Fig. 9b at d = 1 and 10 (small tensors: a GPU gains little)", gpu_h=0.4, cpu_h=0.4),
  '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
+ '22b_ni_q3_midpoint': dict(paper="22's 16 models per k at the settings of NI's code (100 epochs, staged as 22), midpoints of 2, 4, 8 and 16 models (small MLPs: a GPU gains little)", gpu_h=0.3, cpu_h=0.3),
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),
  '24b_lewc_skip_settle': dict(paper="plain and skip MLPs at width 8192, 100 epochs, the pairs Fig. 26's rows ask for (at most 33 per side)", cpu_h=2.0),
