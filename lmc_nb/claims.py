@@ -544,9 +544,10 @@ REACH = 4     # a scale ladder's verdict extrapolates at most this factor beyond
 
 def _reach(lad:dict)->dict:
     "`lad` (a `scale_ladder` result, stored or new) with the reach rule applied: a verdict at a scale more than `REACH`× beyond the rungs is 'not reached'."
-    if lad.get('reach') is not None: return lad                                     # judged by this rule already
+    if 'reach' in lad: return lad                                                    # judged by this rule already (None: not applicable)
     top, low, ps, meet = max(lad['scales']), min(lad['scales']), lad.get('paper_scale'), lad.get('meet')
-    far = lambda s: s is None or s > REACH * top or (low > 0 and s < low / REACH)
+    if low <= 0 or (ps is not None and ps <= 0): return {**lad, 'reach': None}           # 'k× beyond' needs a positive axis: not judged by this rule
+    far = lambda s: s is None or s > REACH * top or s < low / REACH
     if lad['verdict'] == 'gap closes with scale' and not far(meet): return {**lad, 'reach': REACH}
     if lad['verdict'] == 'unclear' or (lad['verdict'] == 'persists' and (ps is None or not far(ps))): return {**lad, 'reach': REACH}   # no claim, or within reach
     where = (f"the paper's {lad['axis']} ({ps:g}) lies {max(ps / top, low / ps):.3g}× beyond the rungs ({low:g}–{top:g})" if ps is not None and far(ps)
