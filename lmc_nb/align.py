@@ -21,7 +21,8 @@ from .checkpoint import write_atomic, find_checkpoint
 from .nnutil import has_batchnorm, eval_mode
 from .interp import lmc_curve, check_compatible, effective_state_dict
 from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, call_model
-from .match import weight_matching, activation_matching
+from .match import weight_matching
+from .act_match import activation_matching
 from .merge import repair_curve
 from .autospec import auto_spec
 
@@ -111,6 +112,18 @@ def _aligned(A:nn.Module, B:nn.Module, spec:PermSpec, method:str, data:Splits, s
     return permute_model(B, perms, spec), perms
 
 # %% ../nbs/12_align.ipynb #9073823c
+def _spec_summary(spec, A:nn.Module)->dict:
+    "What the report says of the derived spec: groups, units, the proof's largest error, what is fixed, groups seen by features."
+    return dict(groups=len(spec.groups), units=sum(spec.check(A.state_dict()).values()), max_check=max(spec.errors.values(), default=0.),
+                fixed=spec.fixed, seen_by_features=sum(g in spec.features for g in spec.groups))
+
+def _add_repair(res:dict, A:nn.Module, method:str, data:Splits, lams:int, stat_samples:int, n_boot:int, progress:bool):
+    "The REPAIR curve of `method`'s aligned path, added to `res` with its time."
+    t = time.perf_counter()
+    res['paths'][f'{method} + REPAIR'] = repair_curve(A, res['aligned'][method][0], data.test, data.train, lams, stat_samples, n_boot, progress).to_dict()
+    res['seconds']['repair'] = time.perf_counter() - t
+
+# %% ../nbs/12_align.ipynb #ba94df29
 def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architecture
                data:Splits, # evaluation on data.test; batch-norm reset, activation statistics and REPAIR on data.train
                methods=('weight',), # any of METHODS
@@ -121,12 +134,10 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
     "Spec derived and proved, B aligned to A by each method, and the curves and barriers (with intervals) of every path."
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods: raise ValueError(f"align: method {bad[0] if bad else None!r} unknown; choose from {list(METHODS)}")
-    check_compatible(A, B); check_takes(A, data)
-    t0 = time.perf_counter()
+    check_compatible(A, B); check_takes(A, data); t0 = time.perf_counter()
     spec = auto_spec(A, data.test.X[:2])
     spec.attach(A)
-    res = dict(spec=dict(groups=len(spec.groups), units=sum(spec.check(A.state_dict()).values()), max_check=max(spec.errors.values(), default=0.),
-                         fixed=spec.fixed, seen_by_features=sum(g in spec.features for g in spec.groups)), paths={}, aligned={}, seconds={})
+    res = dict(spec=_spec_summary(spec, A), paths={}, aligned={}, seconds={})
     bn = data.train[:stat_samples]
     curve = lambda P, Q: lmc_curve(P, Q, data.test, lams, bn_data=bn, n_boot=n_boot)
     res['paths']['none'] = curve(A, B).to_dict(); res['seconds']['spec'] = time.perf_counter() - t0
@@ -134,11 +145,7 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
         t = time.perf_counter()
         Bm, perms = _aligned(A, B, spec, m, data, stat_samples)
         res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t
-    if repair:
-        t = time.perf_counter()
-        res['paths'][f'{methods[0]} + REPAIR'] = repair_curve(A, res['aligned'][methods[0]][0], data.test, data.train, lams,
-                                                             stat_samples, n_boot, progress).to_dict()
-        res['seconds']['repair'] = time.perf_counter() - t
+    if repair: _add_repair(res, A, methods[0], data, lams, stat_samples, n_boot, progress)
     for p in res['paths'].values(): p.update(_barriers(p))
     return res
 

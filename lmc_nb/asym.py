@@ -33,6 +33,21 @@ def _fixed_mask(shape:tuple, n_fixed:int, gen:torch.Generator, conv:bool)->Tenso
     return torch.zeros(rows, cols, dtype=torch.bool).scatter_(1, idx, True)
 
 # %% ../nbs/01_asym.ipynb #90413d68
+def _wasym(shape:tuple, n_fixed:int, sigma_f:float, g:torch.Generator, conv:bool)->tuple:
+    "W-asym's (F, D): `n_fixed` fixed entries per row (per input channel of a conv) at N(0, σ_F²), the rest trainable."
+    if n_fixed is None: raise ValueError("wasym: pass n_fixed, the number of fixed entries per row")
+    M = _fixed_mask(shape, n_fixed, g, conv)
+    B = torch.randn(shape, generator=g) * sigma_f
+    return torch.where(M, B, 0.), (~M).float()
+
+def _identity(shape:tuple, conv:bool)->Tensor:
+    "The residual scheme's F: a rectangular identity (for a conv, the centre tap of channel i → i)."
+    F, n = torch.zeros(shape), min(shape[0], shape[1])
+    if conv: F[torch.arange(n), torch.arange(n), shape[2] // 2, shape[3] // 2] = 1.
+    else: F[torch.arange(n), torch.arange(n)] = 1.
+    return F
+
+# %% ../nbs/01_asym.ipynb #48ef5579
 def asym_buffers(shape:tuple, # weight shape: (m, d) or conv (out, in, kh, kw)
                  scheme:str='dense', # one of `SCHEMES`
                  sigma_f:float=1.0, # scale of the fixed entries (wasym, syre)
@@ -46,11 +61,7 @@ def asym_buffers(shape:tuple, # weight shape: (m, d) or conv (out, in, kh, kw)
     g = torch.Generator().manual_seed(seed)
     conv = len(shape) == 4
     if scheme == 'dense': return None, None
-    if scheme == 'wasym':
-        if n_fixed is None: raise ValueError("wasym: pass n_fixed, the number of fixed entries per row")
-        M = _fixed_mask(shape, n_fixed, g, conv)
-        B = torch.randn(shape, generator=g) * sigma_f
-        return torch.where(M, B, 0.), (~M).float()
+    if scheme == 'wasym': return _wasym(shape, n_fixed, sigma_f, g, conv)
     if scheme == 'syre':
         if not 0 <= eps < 1: raise ValueError(f"syre: eps must be in [0, 1), got {eps}")
         F = torch.randn(shape, generator=g) * sigma_f
@@ -59,12 +70,7 @@ def asym_buffers(shape:tuple, # weight shape: (m, d) or conv (out, in, kh, kw)
     if scheme == 'sparse':
         if not 0 < density <= 1: raise ValueError(f"sparse: density must be in (0, 1], got {density}")
         return None, (torch.rand(shape, generator=g) < density).float()
-    # residual: F = I (rectangular identity; for conv the centre tap of channel i -> i), D = 1
-    F = torch.zeros(shape)
-    n = min(shape[0], shape[1])
-    if conv: F[torch.arange(n), torch.arange(n), shape[2] // 2, shape[3] // 2] = 1.
-    else: F[torch.arange(n), torch.arange(n)] = 1.
-    return F, None
+    return _identity(shape, conv), None                                  # residual: F = I, D = 1
 
 # %% ../nbs/01_asym.ipynb #5b8cd28c
 class _AsymMixin:

@@ -9,7 +9,8 @@ from dataclasses import replace
 import torch
 from torch import nn, Tensor
 from .data import Data, Splits, load_data, data_root
-from .train import TrainConfig, init_model, train, train_many
+from .train import TrainConfig, init_model, train
+from .many import train_many
 from .nnutil import native_bf16
 from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
@@ -18,11 +19,11 @@ from .match import weight_matching, weight_matching_reference, match_objective
 from .autospec import auto_spec
 import numpy as np
 from .lewc import peak_memory_growth
+from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH
 
 # %% auto #0
-__all__ = ['MATCH_MODELS', 'TV_MATCH', 'BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'torch_layers',
-           'trained_pair', 'tv_grey', 'trained_tv_pair', 'bench_match', 'bench_sweep', 'bench_ts', 'bench_costs',
-           'bench_memory', 'run_benches']
+__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'bench_match', 'bench_sweep', 'bench_ts',
+           'bench_costs', 'bench_memory', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -56,17 +57,21 @@ def bench_interp(repeat:int=3, quick:bool=False)->list:
     return res
 
 # %% ../nbs/12a_bench.ipynb #b771de48
-def bench_train(repeat:int=1, quick:bool=False, n_models:int=8)->list:
-    "Vectorised training of `n_models` MLPs vs training them sequentially."
-    res = []
-    gmm = load_data('gmm', n=50_000, k=8)
-    cases = [('train_8x_mlp64_gmm', dict(arch='mlp', d_in=128, widths=[64] * 3, d_out=5), gmm, TrainConfig(epochs=1, bs=256))]
+def _train_cases(quick:bool)->list:
+    "`bench_train`'s cases: (name, architecture, data, recipe); the mixture's small MLPs, and (not quick) width-512 MLPs on random images."
+    cases = [('train_8x_mlp64_gmm', dict(arch='mlp', d_in=128, widths=[64] * 3, d_out=5), load_data('gmm', n=50_000, k=8), TrainConfig(epochs=1, bs=256))]
     if not quick:
         n = 512 * 20
         X, y = torch.randn(n, 784), torch.randint(0, 10, (n,))
         big = Splits(Data(X, y), Data(X[:512], y[:512]), Data(X[:512], y[:512]), name='random-784', n_classes=10)
         cases.append(('train_8x_mlp512_784', dict(arch='mlp', d_in=784, widths=[512] * 3, d_out=10), big, TrainConfig(epochs=1, bs=512)))
-    for name, arch, data, cfg in cases:
+    return cases
+
+# %% ../nbs/12a_bench.ipynb #908de2ae
+def bench_train(repeat:int=1, quick:bool=False, n_models:int=8)->list:
+    "Vectorised training of `n_models` MLPs vs training them sequentially."
+    res = []
+    for name, arch, data, cfg in _train_cases(quick):
         def seq():
             ms = [init_model(arch, s) for s in range(n_models)]
             for s, m in enumerate(ms): train(m, data, replace(cfg, seed=s), progress=False, validate=False)
@@ -110,59 +115,6 @@ def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     t_b, _ = best_time(lambda: run(False), max(repeat, 2))
     t_o, _ = best_time(lambda: run(True), max(repeat, 2))
     return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
-
-# %% ../nbs/12a_bench.ipynb #f85e3788
-def torch_layers(model:nn.Module)->nn.Module:
-    "An eval-mode copy of `model` built from torch's own `nn.Linear` / `nn.Conv2d` (same tensors, same function), for tools that trace only those."
-    m = dense_twin(model)                                                  # a deep copy
-    for mod in list(m.modules()):
-        for name, c in list(mod.named_children()):
-            if isinstance(c, AsymConv2d):
-                new = nn.Conv2d(c.in_channels, c.out_channels, c.kernel_size, c.stride, c.padding, bias=c.bias is not None)
-            elif isinstance(c, AsymLinear): new = nn.Linear(c.in_features, c.out_features, bias=c.bias is not None)
-            else: continue
-            new.load_state_dict({k: v for k, v in c.state_dict().items() if k in ('weight', 'bias')}); setattr(mod, name, new)
-    return m.eval()
-
-MATCH_MODELS = {  # name → (model config, Fashion-MNIST samples (None: all), epochs, batch size)
-    'mlp512': (dict(arch='mlp', d_in=784, widths=[512] * 3, d_out=10), None, 2, 512),
-    'mlp2048': (dict(arch='mlp', d_in=784, widths=[2048] * 3, d_out=10), None, 2, 512),
-    'resnet20x4': (dict(arch='resnet20', width=4, in_ch=1, norm='batch'), 10_000, 1, 128),
-    'vgg11': (dict(arch='vgg11', width=1, in_ch=1), 10_000, 1, 128)}
-
-# %% ../nbs/12a_bench.ipynb #0a3eaa9b
-def trained_pair(name:str, root=None, progress:bool=True)->tuple:
-    "Two models of `MATCH_MODELS[name]` trained from seeds 0 and 1 (cached: resumed or loaded from `data_root(root)/bench_match`)."
-    cfg, limit, epochs, bs = MATCH_MODELS[name]
-    data = load_data('fashion-mnist', root=root, limit=limit)
-    out = []
-    for s in (0, 1):
-        m = init_model(cfg, s)
-        train(m, data, TrainConfig(epochs=epochs, bs=bs, seed=s), ckpt=data_root(root) / 'bench_match' / f'{name}-s{s}', progress=progress)
-        out.append(m.eval())
-    return tuple(out)
-
-# %% ../nbs/12a_bench.ipynb #d6cdca4c
-TV_MATCH = {'tv_resnet18': 'resnet18', 'tv_resnet50': 'resnet50'}   # torchvision builders, adapted to Fashion-MNIST's grey images
-
-def tv_grey(builder:str, seed:int=0)->nn.Module:
-    "A torchvision ResNet with ten classes and a one-channel stem (as users adapt it to 28×28 grey images), seeded."
-    import torchvision
-    torch.manual_seed(seed)
-    m = torchvision.models.get_model(builder, num_classes=10)
-    m.conv1 = nn.Conv2d(1, m.conv1.out_channels, kernel_size=7, stride=2, padding=3, bias=False)
-    return m
-
-def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
-    "Two `TV_MATCH[name]` models trained for one epoch on 10 000 Fashion-MNIST images from seeds 0 and 1, each with its derived spec attached (cached like `trained_pair`)."
-    data = load_data('fashion-mnist', root=root, limit=10_000)
-    out = []
-    for s in (0, 1):
-        m = tv_grey(TV_MATCH[name], s)
-        train(m, data, TrainConfig(epochs=1, bs=128, lr=0.05, wd=5e-4, opt='sgd', seed=s), ckpt=data_root(root) / 'bench_match' / f'{name}-s{s}', progress=progress)
-        out.append(m.eval())
-    auto_spec(out[0], data.test.X[:2]).attach(out[0])
-    return tuple(out)
 
 # %% ../nbs/12a_bench.ipynb #231a6cfd
 def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1)->dict:
@@ -239,6 +191,18 @@ def bench_sweep(repeat:int=1, quick:bool=False)->list:
     return res
 
 # %% ../nbs/12a_bench.ipynb #fee2a390
+def _mc_losses(students:Tensor, k:int, N:int, g:torch.Generator)->list:
+    "Monte-Carlo teacher-student losses of each student, N Gaussian inputs each (in chunks of 50 000): `bench_ts`'s baseline."
+    out = []
+    for w in students:
+        tot, done = 0., 0
+        while done < N:
+            b = min(50_000, N - done); x = torch.randn(b, k, generator=g, dtype=torch.float64)
+            tot += float(((torch.relu(x @ w.T).sum(1) - torch.relu(x).sum(1)) ** 2).sum()); done += b
+        out.append(tot / N)
+    return out
+
+# %% ../nbs/12a_bench.ipynb #76f85e26
 def bench_ts(repeat:int=1, quick:bool=False)->list:
     "Exact teacher-student losses along paths vs Monte-Carlo estimates of 1e-3 relative standard error."
     from lmc_nb.sparsity import ts_loss
@@ -252,16 +216,7 @@ def bench_ts(repeat:int=1, quick:bool=False)->list:
     X = torch.randn(20_000, k, generator=g, dtype=torch.float64)
     err = (torch.relu(X @ sub[0].T).sum(1) - torch.relu(X).sum(1)) ** 2                 # pilot: variance of one sample
     N = int(math.ceil((err.std() / (1e-3 * err.mean())) ** 2))
-    def mc():
-        out = []
-        for w in sub:
-            tot, done = 0., 0
-            while done < N:
-                b = min(50_000, N - done); x = torch.randn(b, k, generator=g, dtype=torch.float64)
-                tot += float(((torch.relu(x @ w.T).sum(1) - torch.relu(x).sum(1)) ** 2).sum()); done += b
-            out.append(tot / N)
-        return out
-    t_mc, est = best_time(mc, 1)
+    t_mc, est = best_time(lambda: _mc_losses(sub, k, N, g), 1)
     rel = (torch.tensor(est) - exact.reshape(-1)[:50]).abs() / exact.reshape(-1)[:50]
     assert float(rel.max()) < 5e-3, float(rel.max())                                   # the estimates are that accurate
     scale = n * L / 50
@@ -271,10 +226,26 @@ def bench_ts(repeat:int=1, quick:bool=False)->list:
                         float32_s=round(t_32, 3), float32_max_rel_err=err32)]
 
 # %% ../nbs/12a_bench.ipynb #0f375bfc
+def _pair_loop_seconds(geo, D:Tensor, m:int)->tuple:
+    "`bench_costs`' baseline: the per-pair loop timed on 2 000 random pairs (checked equal to `D`), extended to all m(m − 1)/2; (seconds, pairs timed)."
+    from lmc_nb.costs import swap_costs_reference
+    V, R, S = geo.V.numpy(), geo.R.numpy(), geo.S.numpy()
+    g = np.random.default_rng(0)
+    pairs = [tuple(p) for p in g.choice(m, size=(2000, 2), replace=True) if p[0] != p[1]]
+    def loop():
+        Q = [np.linalg.inv(Si) for Si in S]                      # per-neuron inverses, once
+        return swap_costs_reference(V, R, Q, pairs)
+    t_inv, _ = best_time(lambda: [np.linalg.inv(Si) for Si in S], 1)
+    t_loop, ref = best_time(loop, 1)
+    got = D.numpy()[tuple(np.array(pairs).T)]
+    assert np.allclose(got, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max()), float(np.abs(got - ref).max())
+    return t_inv + (t_loop - t_inv) * (m * (m - 1) // 2) / len(pairs), pairs
+
+# %% ../nbs/12a_bench.ipynb #0e58969f
 def bench_costs(repeat:int=3, quick:bool=False)->list:
     "All swap costs of a layer (NI Lem. C.8), vectorised vs a per-pair loop."
     from lmc_nb.subspace import input_subspace
-    from lmc_nb.costs import geometry, swap_costs, cost_matrix, min_reassignment, swap_costs_reference
+    from lmc_nb.costs import geometry, swap_costs, cost_matrix, min_reassignment
     from lmc_nb.asym import AsymLinear
     from lmc_nb.data import gaussian_mixture
     m, out = (128 if quick else 512), []
@@ -285,18 +256,7 @@ def bench_costs(repeat:int=3, quick:bool=False)->list:
         Xa = torch.cat([X, torch.ones(len(X), 1, dtype=X.dtype)], 1)
         geo = geometry(layer, input_subspace(Xa.T @ Xa / len(Xa), level=1.0))
         t_ours, D = best_time(lambda: swap_costs(geo), repeat)
-        V, R, S = geo.V.numpy(), geo.R.numpy(), geo.S.numpy()
-        g = np.random.default_rng(0)
-        pairs = [tuple(p) for p in g.choice(m, size=(2000, 2), replace=True) if p[0] != p[1]]
-        def loop():
-            Q = [np.linalg.inv(Si) for Si in S]                      # per-neuron inverses, once
-            return swap_costs_reference(V, R, Q, pairs)
-        t_inv, _ = best_time(lambda: [np.linalg.inv(Si) for Si in S], 1)
-        t_loop, ref = best_time(loop, 1)
-        got = D.numpy()[tuple(np.array(pairs).T)]
-        assert np.allclose(got, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max()), float(np.abs(got - ref).max())
-        n_pairs = m * (m - 1) // 2
-        base = t_inv + (t_loop - t_inv) * n_pairs / len(pairs)
+        base, pairs = _pair_loop_seconds(geo, D, m)
         t_re, _ = best_time(lambda: min_reassignment(cost_matrix(geo)), 1)
         out.append(report_line(f'costs_swap_all_pairs_m{m}_k{geo.sub.k}', t_ours, base, neurons=m, k=geo.sub.k,
                                pairs_timed=len(pairs), reassign_s=round(t_re, 3)))

@@ -9,7 +9,7 @@ from torch import nn, Tensor
 from .data import Data, Loader
 from .features import CrossStats, unit_matrix
 from .perm import hungarian
-from .stitch import n_splits, split_model
+from .splits import n_splits, split_model
 
 # %% auto #0
 __all__ = ['procrustes_from_stats', 'procrustes', 'cka', 'dissimilarities', 'model_dissimilarities']

@@ -5,6 +5,7 @@
 # %% ../nbs/04_features.ipynb #17272a79
 from __future__ import annotations
 from contextlib import contextmanager
+from fastcore.basics import patch
 import torch
 from torch import nn, Tensor
 from .data import Data, Loader
@@ -74,15 +75,29 @@ class CrossStats:
     def var_a(self): return (self.saa / self.n - self.mean_a ** 2).clamp_min(0)
     @property
     def var_b(self): return (self.sbb / self.n - self.mean_b ** 2).clamp_min(0)
-    def cov(self)->Tensor:
-        if self.sab is None: raise ValueError("CrossStats(cross=False) keeps no cross-moments; build it with cross=True")
-        return self.sab / self.n - torch.outer(self.mean_a, self.mean_b)
-    def corr(self, eps:float=1e-12)->Tensor:
-        "Pearson correlations (m, m'); 0 for units without variance."
-        sd = torch.outer(self.var_a.sqrt(), self.var_b.sqrt())
-        return torch.where(sd > eps, self.cov() / sd.clamp_min(eps), torch.zeros_like(sd))
+
+# %% ../nbs/04_features.ipynb #2653b771
+@patch
+def cov(self:CrossStats)->Tensor:
+    "Cross-covariances (m, m')."
+    if self.sab is None: raise ValueError("CrossStats(cross=False) keeps no cross-moments; build it with cross=True")
+    return self.sab / self.n - torch.outer(self.mean_a, self.mean_b)
+
+@patch
+def corr(self:CrossStats, eps:float=1e-12)->Tensor:
+    "Pearson correlations (m, m'); 0 for units without variance."
+    sd = torch.outer(self.var_a.sqrt(), self.var_b.sqrt())
+    return torch.where(sd > eps, self.cov() / sd.clamp_min(eps), torch.zeros_like(sd))
 
 # %% ../nbs/04_features.ipynb #3899edd8
+def _accumulate(stats:dict, groups:dict, fa:dict, fb:dict, cross:bool):
+    "One batch's features of every group, captured from A (`fa`) and B (`fb`), added to that group's `CrossStats`."
+    for gname, ps in groups.items():
+        a = torch.cat([point_units(p, fa[(p[0], p[1])]) for p in ps])
+        b = torch.cat([point_units(p, fb[(p[0], p[1])]) for p in ps])
+        stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device, cross)).update(a, b)
+
+# %% ../nbs/04_features.ipynb #45a84ea1
 @torch.no_grad()
 def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B may be A)
                   data:Data, # inputs (labels unused)
@@ -103,8 +118,5 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
                 xb = xb[:max_samples - seen]                 # exactly the budget asked for
             A(xb); seen += len(xb)
             if B is not A: B(xb)                       # one forward fills both captures when B is A
-            for gname, ps in groups.items():
-                a = torch.cat([point_units(p, fa[(p[0], p[1])]) for p in ps])
-                b = torch.cat([point_units(p, fb[(p[0], p[1])]) for p in ps])
-                stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device, cross)).update(a, b)
+            _accumulate(stats, groups, fa, fb, cross)
     return stats

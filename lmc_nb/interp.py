@@ -16,10 +16,11 @@ from .asym import asym_layers, dense_twin
 from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device
+from .calibrate import ce_acc, calibrated_loss
 
 # %% auto #0
-__all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'fit_temperature', 'ce_acc',
-           'calibrated_loss', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers', 'lmc_curve']
+__all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve',
+           'path_outputs', 'bootstrap_barriers', 'lmc_curve']
 
 # %% ../nbs/05_interp.ipynb #e9399cd7
 def effective_state_dict(model:nn.Module)->dict:
@@ -91,64 +92,6 @@ def barrier(lams:Tensor, # (L,) grid including 0 and 1
     mid = (lams - 0.5).abs().argmin()
     return Barrier(float(excess[i]), float(lams[i]), float(excess[mid]) if abs(lams[mid] - 0.5) < 1e-9 else None)
 
-# %% ../nbs/05_interp.ipynb #b42764fe
-def _class_major(logits:Tensor)->Tensor:
-    "(..., n, C) logits as a contiguous (C, ..., n) tensor: reductions over classes then run along contiguous rows."
-    return logits.movedim(-1, 0).contiguous()
-
-# %% ../nbs/05_interp.ipynb #31c6924a
-def _target(zc:Tensor, y:Tensor)->Tensor:
-    "The target logits z_{i, y_i} of class-major logits (C, ..., n): shape (..., n)."
-    return zc.gather(0, y.expand(1, *zc.shape[1:]))[0]
-
-# %% ../nbs/05_interp.ipynb #370ec8d3
-def fit_temperature(logits:Tensor, # (..., n, C) logits; leading axes are fitted independently
-                    y:Tensor, # (n,) labels
-                    lo:float=1e-3, hi:float=1e3, iters:int=48,
-                   )->Tensor: # (...,) inverse temperatures beta minimising the mean cross-entropy
-    "Inverse temperature β minimising the cross-entropy of β·logits, by bisection on the convex loss's derivative."
-    zc = _class_major(logits.double()); zy = _target(zc, y)
-    a = torch.full(zc.shape[1:-1], math.log(lo), dtype=zc.dtype, device=zc.device); b = torch.full_like(a, math.log(hi))
-    for _ in range(iters):
-        m = (a + b) / 2
-        s = zc * m.exp()[..., None]
-        e = (s - s.amax(0)).exp_()
-        grad = ((e * zc).sum(0) / e.sum(0) - zy).mean(-1)                  # l'(beta): E_p[z] - z_y, averaged
-        a, b = torch.where(grad < 0, m, a), torch.where(grad < 0, b, m)
-    others = zc.scatter(0, y.expand(1, *zc.shape[1:]), float('-inf')).amax(0)
-    sep = (zy > others).all(-1)                                             # every fit sample right: loss → 0 as β → ∞
-    if sep.any():
-        warnings.warn(f"fit_temperature: {int(sep.sum())} of {sep.numel()} fit sets are classified without error, so no finite "
-                      "temperature minimises their loss (β runs to the bracket or to underflow) and the calibrated loss is not "
-                      "meaningful there; fit on more samples", RuntimeWarning)
-    return ((a + b) / 2).exp().float()
-
-# %% ../nbs/05_interp.ipynb #88591b1b
-def ce_acc(logits:Tensor, # (L, n, C) logits of L models
-           y:Tensor, # (n,) labels
-          )->tuple: # mean cross-entropy (L,) and accuracy (L,), in float64
-    "Cross-entropy and accuracy of many models' logits at once (accuracy with `argmax`'s first-maximum rule)."
-    zc = _class_major(logits); zy = _target(zc, y).unsqueeze(0)
-    ce = (torch.logsumexp(zc, 0) - zy[0]).double().mean(-1)
-    c = torch.arange(zc.shape[0], device=zc.device).view(-1, *[1] * (zc.ndim - 1))
-    correct = torch.where(c < y, zc < zy, zc <= zy).all(0)                 # y is the first maximum
-    return ce, correct.double().mean(-1)
-
-# %% ../nbs/05_interp.ipynb #582b6f90
-def calibrated_loss(logits:Tensor, # (L, n, C) logits of L models on one evaluation set
-                    y:Tensor, # (n,) labels
-                    frac:float=0.2, # fraction of the set used to fit the temperature (LEWC §3.1: 20 %)
-                    seed:int=0, # seed of the fit / report split
-                   )->tuple: # (calibrated loss on the rest (L,), temperature T = 1/beta (L,), uncalibrated loss on the rest (L,))
-    "LEWC's calibrated loss: fit the temperature on `frac` of the set, report the cross-entropy on the rest."
-    if not 0 < frac < 1: raise ValueError(f"calibrated_loss: frac must be in (0, 1), got {frac}")
-    n = logits.shape[-2]
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).to(logits.device)
-    fit, rep = perm[:max(1, int(frac * n))], perm[max(1, int(frac * n)):]
-    beta = fit_temperature(logits[..., fit, :], y[fit])
-    zr = logits[..., rep, :]
-    return ce_acc(zr * beta[..., None, None], y[rep])[0].float(), 1 / beta, ce_acc(zr, y[rep])[0].float()
-
 # %% ../nbs/05_interp.ipynb #38bcb91c
 @torch.no_grad()
 def reset_bn(model:nn.Module, data:Data, bs:int=512, n_batches:int=None)->nn.Module:
@@ -203,6 +146,22 @@ def _mlp_fast_ok(skel)->bool:
     return type(skel) is MLP and all(isinstance(n, (nn.LayerNorm, nn.Identity)) for n in skel.norms)
 
 # %% ../nbs/05_interp.ipynb #9989db23
+def _centred_norm_(z:Tensor, eps:float, w:Tensor=None, b:Tensor=None):
+    "A layer norm in place on inputs already centred (the centering folded into the weights): z · rsqrt(mean z² + eps), then its affine."
+    z.mul_(torch.linalg.vector_norm(z, dim=-1, keepdim=True).square_().div_(z.shape[-1]).add_(eps).rsqrt_())
+    if w is not None: z.mul_(w.unsqueeze(1))
+    if b is not None: z.add_(b.unsqueeze(1))
+
+def _stacked_layers(st:dict, center, nl:int, L:int)->tuple:
+    "Layers 1… of the stacked path as batched-matmul operands: hidden layers Wᵀ (L, m, m'), the head W (L, C, m) for class-major logits."
+    Wt, bt = [None], [None]
+    for j in range(1, nl):
+        W, b = center(st[f'layers.{j}.weight'], st.get(f'layers.{j}.bias', st[f'layers.{j}.weight'].new_zeros(L, st[f'layers.{j}.weight'].shape[1])), j)
+        if j < nl - 1: Wt.append(W.transpose(1, 2).contiguous()); bt.append(b.unsqueeze(1))
+        else: Wt.append(W); bt.append(b.unsqueeze(2))        # head: W (L, C, m) @ g^T gives class-major logits, fast for small C
+    return Wt, bt
+
+# %% ../nbs/05_interp.ipynb #0eb5fc1a
 def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
     "(L, n, d_out) outputs of the library's MLP for all λ: first layer once, centering folded into the weights."
     L, nl = len(lams), len(skel.layers)
@@ -212,23 +171,14 @@ def _mlp_outputs(skel:MLP, sa, sb, lams, X, bs):
         return (W - W.mean(-2, keepdim=True), b - b.mean(-1, keepdim=True)) if j < nl - 1 and ln[j] else (W, b)
     zero = lambda sd, j: sd.get(f'layers.{j}.bias', sd[f'layers.{j}.weight'].new_zeros(sd[f'layers.{j}.weight'].shape[0]))
     (WA, bA), (WB, bB) = center(sa['layers.0.weight'], zero(sa, 0), 0), center(sb['layers.0.weight'], zero(sb, 0), 0)
-    Wt, bt = [None], [None]
-    for j in range(1, nl):
-        W, b = center(st[f'layers.{j}.weight'], st.get(f'layers.{j}.bias', st[f'layers.{j}.weight'].new_zeros(L, st[f'layers.{j}.weight'].shape[1])), j)
-        if j < nl - 1: Wt.append(W.transpose(1, 2).contiguous()); bt.append(b.unsqueeze(1))
-        else: Wt.append(W); bt.append(b.unsqueeze(2))        # head: W (L, C, m) @ g^T gives class-major logits, fast for small C
+    Wt, bt = _stacked_layers(st, center, nl, L)
     aff = [(st.get(f'norms.{j}.weight'), st.get(f'norms.{j}.bias')) for j in range(nl - 1)]
     outs = []
     for xb in batches(X, bs):
         xb = xb.flatten(1)
         z = torch.lerp(Fn.linear(xb, WA, bA).unsqueeze(0), Fn.linear(xb, WB, bB).unsqueeze(0), lam)   # (L, rows, m)
         for j in range(nl - 1):
-            if ln[j]:
-                m = z.shape[-1]; eps = skel.norms[j].eps
-                r = torch.linalg.vector_norm(z, dim=-1, keepdim=True).square_().div_(m).add_(eps).rsqrt_()
-                z.mul_(r)
-                if aff[j][0] is not None: z.mul_(aff[j][0].unsqueeze(1))
-                if aff[j][1] is not None: z.add_(aff[j][1].unsqueeze(1))
+            if ln[j]: _centred_norm_(z, skel.norms[j].eps, *aff[j])
             g = skel.acts[j](z)
             z = torch.baddbmm(bt[j + 1], g, Wt[j + 1]) if j < nl - 2 else torch.baddbmm(bt[j + 1], Wt[j + 1], g.transpose(1, 2))
         outs.append(z if nl > 1 else z.transpose(1, 2))

@@ -157,6 +157,15 @@ def _lewc_result(S:dict, moms:list, n:int, lams:list, acts:list, wl:list, small:
                            S['cd'] / (S['cx'].sqrt() * S['cy'].sqrt()).clamp_min(1e-300), n)
 
 # %% ../nbs/09_lewc.ipynb #c2a01dc2
+def _forward_all(models:list, xb:Tensor, A:nn.Module)->list:
+    "Every model's output on the batch; an activation module that runs twice per pass is refused with the model's list."
+    try: return [m(xb) for m in models]
+    except ValueError as e:
+        if 'ran more than once' not in str(e): raise
+        raise ValueError(f"lewc_diagnostics: {e}. Name in `acts` activation modules that run once per pass "
+                         f"(the model's are {activation_modules(A)})") from None
+
+# %% ../nbs/09_lewc.ipynb #d10a7f4e
 @torch.no_grad()
 def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one architecture
                      data:Data, # evaluation inputs (LEWC: the test set)
@@ -174,11 +183,7 @@ def lewc_diagnostics(A:nn.Module, B:nn.Module, # two trained models of one archi
     with contextlib.ExitStack() as stack:
         feats = [stack.enter_context(capture(m, pts)) for m in models]
         for xb, _ in Loader(data if max_samples is None else data[:max_samples], bs):
-            try: outs = [m(xb) for m in models]
-            except ValueError as e:
-                if 'ran more than once' not in str(e): raise
-                raise ValueError(f"lewc_diagnostics: {e}. Name in `acts` activation modules that run once per pass "
-                                 f"(the model's are {activation_modules(A)})") from None
+            outs = _forward_all(models, xb, A)
             (fa, fb), n = feats[:2], n + len(xb)
             moms = [moms[j] + torch.stack([unit_matrix(f[(a, 'in')]).double().pow(2).mean(0) for f in (fa, fb)]) * len(xb) for j, a in enumerate(acts)]
             _acc_connectivity(S, lams, acts, fa, fb, feats[2:], outs)

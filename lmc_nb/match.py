@@ -17,8 +17,7 @@ from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permut
 from .interp import effective_state_dict, check_compatible
 
 # %% auto #0
-__all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weight_matching', 'align_weights',
-           'activation_matching', 'align_activations', 'matching_objectives']
+__all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weight_matching', 'align_weights']
 
 # %% ../nbs/06a_match.ipynb #a1ea8456
 def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
@@ -94,16 +93,21 @@ class _Scores:
         es = [e for e in self.spec.groups[g] if not self.others[g, e]]
         if not es: return torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev)
         return (torch.cat([self.Am[g, e] for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1).T).double()
-    def score(self, g, known:set=None)->Tensor:
-        "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
-        inv = invert_perm(self.perms[g])
-        ents = [self.entry(g, e, inv) for e in self.spec.groups[g] if self.others[g, e] and (known is None or set(self.others[g, e]) <= known)]
-        return torch.add(self.fixed[g], sum(ents[1:], ents[0])) if ents else self.fixed[g].clone()   # one float64 pass
-    def assign(self, g, p:Tensor):
-        "Set group g's permutation to `p`, re-permuting its tensors of B once."
-        rel = invert_perm(self.perms[g])[p]
-        for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
-        self.perms[g] = p; self.version[g] += 1
+
+# %% ../nbs/06a_match.ipynb #967a16c0
+@patch
+def score(self:_Scores, g, known:set=None)->Tensor:
+    "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
+    inv = invert_perm(self.perms[g])
+    ents = [self.entry(g, e, inv) for e in self.spec.groups[g] if self.others[g, e] and (known is None or set(self.others[g, e]) <= known)]
+    return torch.add(self.fixed[g], sum(ents[1:], ents[0])) if ents else self.fixed[g].clone()   # one float64 pass
+
+@patch
+def assign(self:_Scores, g, p:Tensor):
+    "Set group g's permutation to `p`, re-permuting its tensors of B once."
+    rel = invert_perm(self.perms[g])[p]
+    for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
+    self.perms[g] = p; self.version[g] += 1
 
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
@@ -255,6 +259,18 @@ def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32, solver:st
     m = _Scores(spec, sa, sb, dtype, solver); _greedy(m); return m.perms
 
 # %% ../nbs/06a_match.ipynb #4ef512c9
+def _start(m:_Scores, init, sizes:dict, products:bool)->dict:
+    "Weight matching's start: greedy (its solved groups come back), the identity, or the permutations given."
+    if init == 'greedy': return _greedy(m, products=products)
+    if isinstance(init, dict):
+        for g, p in init.items():
+            if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
+                raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
+            m.assign(g, p.to(m.dev))
+    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
+    return {}
+
+# %% ../nbs/06a_match.ipynb #96dd6183
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
                     dtype=torch.float32, # precision of the score matrices
@@ -269,14 +285,8 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
     if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
     if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
         return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver, products) for i in ('greedy', 'identity')), key=lambda r: r[1])
-    m, solved = _Scores(spec, sa, sb, dtype, solver), {}                       # refuses non-finite weights
-    if init == 'greedy': solved = _greedy(m, products=products)
-    elif isinstance(init, dict):
-        for g, p in init.items():
-            if g not in sizes or sorted(p.tolist()) != list(range(sizes[g])):
-                raise ValueError(f"weight_matching: init[{g!r}] is not a permutation of one of the spec's groups")
-            m.assign(g, p.to(m.dev))
-    elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
+    m = _Scores(spec, sa, sb, dtype, solver)                                   # refuses non-finite weights
+    solved = _start(m, init, sizes, products)
     converged = _descend(m, max_iter, seed, tol, solved=solved)
     for _ in range(max_iter if converged and products else 0):                 # product groups: see eq. (product)
         if not _product_moves(m): break
@@ -292,74 +302,3 @@ def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Mo
     spec = spec or PermSpec.of(A)
     perms, _ = weight_matching(spec, effective_state_dict(A), effective_state_dict(B), **kwargs)
     return permute_model(B, perms, spec)
-
-# %% ../nbs/06a_match.ipynb #48975497
-def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None, full:dict=None)->dict:
-    "group → (m, m) score matrix: correlations of A's units with B's (heads: summed over matching dimensions); `full` collects the unreduced ones of viewed groups."
-    if not hasattr(A, 'feature_spec'): raise ValueError(f"{type(A).__name__} declares no feature_spec(); activation matching needs one")
-    fspec = A.feature_spec()
-    out = {}
-    for g, st in feature_stats(A, B, data, fspec, bs, max_samples).items():
-        C = st.corr()
-        views = {(p[2] if len(p) > 2 else None, p[4] if len(p) > 4 else 0) for p in fspec[g]}
-        if len(views) != 1: raise ValueError(f"feature spec: group {g!r} mixes views {views}")
-        v, sub = views.pop()
-        if v is not None:   # the group permutes one factor of a view (heads of heads × dims): sum the correlations over the other factors' matching units
-            pre, n, post = math.prod(v[:sub]), v[sub], math.prod(v[sub + 1:])
-            if full is not None: full[g] = (C, v, sub, tuple(sorted((p[0], p[1], p[3] if len(p) > 3 else None) for p in fspec[g])))
-            C = C.view(pre, n, post, pre, n, post).diagonal(dim1=0, dim2=3).diagonal(dim1=1, dim2=3).sum((-2, -1))
-        out[g] = C
-    return out
-
-# %% ../nbs/06a_match.ipynb #5f2ca41f
-def _product_levels(C:Tensor, v:tuple)->list:
-    "One permutation per level of view `v` from the (n, n) correlations C of its flattened units: eq. (product) level by level."
-    if len(v) == 1: return [hungarian(C)]
-    G, c = v[0], math.prod(v[1:]); C4 = C.view(G, c, G, c).double()
-    pi = hungarian(_pair_max(C4))                                             # blocks: each block pair's best inner assignment
-    return [pi] + _product_levels(C4[torch.arange(G), :, pi, :].sum(0), v[1:])   # the later levels on Σ_a C[a, i, π(a), j]
-
-def _product_features(full:dict)->dict:
-    "Every level of a view (heads and the dimensions inside them; groups, norm groups and channels) observed at one point: solved jointly."
-    by_point, out = {}, {}
-    for g, (C, v, sub, key) in full.items(): by_point.setdefault((key, v), {})[sub] = (g, C)
-    for (key, v), subs in by_point.items():
-        if set(subs) != set(range(len(v))): continue                          # a level nothing permutes: the diagonal sums stand
-        for j, p in enumerate(_product_levels(subs[0][1], v)): out[subs[j][0]] = p
-    return out
-
-# %% ../nbs/06a_match.ipynb #d3403fbb
-def activation_matching(A:nn.Module, B:nn.Module, # two models of one architecture
-                        data:Data, # inputs to compute feature correlations on
-                        bs:int=512, max_samples:int=None,
-                        spec:PermSpec=None, # default: A's; groups whose units no feature point shows are matched by their weights
-                       )->dict: # group → permutation of B's units (apply to B to match A)
-    "Permutations of `B`'s units that maximise the correlation of their features with `A`'s (one assignment per group)."
-    check_compatible(A, B, effective=True)
-    full = {}
-    perms = {g: hungarian(C) for g, C in _group_scores(A, B, data, bs, max_samples, full).items()}
-    perms.update(_product_features(full))
-    spec = spec or (PermSpec.of(A) if hasattr(A, 'perm_spec') else None)
-    rest = [g for g in (spec.groups if spec else []) if g not in perms]
-    if rest:   # e.g. the dimensions q and k share inside a head, which no layer reads: weight matching, the other groups already aligned
-        sa = effective_state_dict(A)
-        more, _ = weight_matching(PermSpec({g: spec.groups[g] for g in rest}), sa, apply_perm(spec, effective_state_dict(B), perms))
-        perms.update(more)
-    return perms
-
-# %% ../nbs/06a_match.ipynb #4da119d6
-def align_activations(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
-    "`B` permuted by activation matching onto `A` (a dense model computing B's function)."
-    return permute_model(B, activation_matching(A, B, data, **kwargs), kwargs.get('spec') or PermSpec.of(A))
-
-# %% ../nbs/06a_match.ipynb #ded5a891
-def matching_objectives(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None)->dict:
-    "Per group and on average: the activation-matching objective of the identity, the optimal and a random permutation (NI Fig. 2)."
-    check_compatible(A, B, effective=True)
-    out = {}
-    for g, C in _group_scores(A, B, data, bs, max_samples).items():
-        m = len(C)
-        opt = hungarian(C)
-        out[g] = dict(identity=float(C.diagonal().mean()), optimal=float(C[torch.arange(m), opt].mean()), random=float(C.mean()))
-    out['mean'] = {k: sum(v[k] for v in out.values()) / len(out) for k in ('identity', 'optimal', 'random')}
-    return out

@@ -13,7 +13,8 @@ from .features import feature_stats
 from .interp import effective_state_dict, lerp, reset_bn, check_compatible, Curve, _curve
 from .nnutil import NORM_TYPES, has_batchnorm
 from .perm import PermSpec, apply_perm
-from .match import weight_matching, align_weights, align_activations
+from .match import weight_matching, align_weights
+from .act_match import align_activations
 
 # %% auto #0
 __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_curve', 'merge_models', 'merge_many']

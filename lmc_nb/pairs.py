@@ -11,7 +11,8 @@ from tqdm.auto import tqdm
 from .checkpoint import load_model, write_atomic
 from .interp import lmc_curve
 from .asym import dense_twin
-from .match import align_weights, align_activations
+from .match import align_weights
+from .act_match import align_activations
 from .ste import align_ste
 from .zoo import open_zoo, zoo_rows, zoo_lock, run_data
 from .grid import GRID_DEFAULTS

@@ -11,7 +11,8 @@ import torch
 import lmc_nb
 from .data import load_data, Splits
 from .archs import describe_arch
-from .train import TrainConfig, init_model, train, train_many, evaluate, resumable
+from .train import TrainConfig, init_model, train, evaluate, resumable
+from .many import train_many
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
 from .interp import lmc_curve
 from .nnutil import has_batchnorm, mean_ci

@@ -15,7 +15,7 @@ __all__ = ['SCALES', 'REPRODUCTIONS', 'PAPER_RECIPES', 'PAPER_TRAINING', 'GPU_SE
            'find_notebook', 'recipe_model', 'training_hours', 'plan_markdown', 'run_reproduction']
 
 # %% ../nbs/12d_reproduce.ipynb #c5df053c
-SCALES = ('smoke', 'cpu', 'paper')     # as `claims.SCALES` (13_claims tests that they agree)
+SCALES = ('smoke', 'cpu', 'paper')     # as `scales.SCALES` (12e_scales tests that they agree)
 
 # %% ../nbs/12d_reproduce.ipynb #f1d9dda1
 REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmetic estimate, only where the training is not timed (PAPER_TRAINING)
@@ -30,6 +30,10 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '22_ni_swap_costs': dict(paper='GMM grid at 10 and 100 epochs (16 models per point), swap costs, ridge costs', gpu_h=1.0, cpu_h=1.9),
  '22b_ni_q3_midpoint': dict(paper="22's 16 models per k at the settings of NI's code (100 epochs, staged as 22), midpoints of 2, 4, 8 and 16 models (small MLPs: a GPU gains little)", gpu_h=0.3, cpu_h=0.3),
  '23_ni_coherence': dict(paper='10 mask seeds × 10 pairs, 100 epochs', gpu_h=0.5, cpu_h=0.1),
+}
+
+# %% ../nbs/12d_reproduce.ipynb #de0d8576
+REPRODUCTIONS |= {   # the rest: LEWC, IG, NI's transformers and WRNs
  '24_lewc_width': dict(paper='MLP widths 512–8192, 100 epochs, 6 seeds; ResNet-20 × 32 and VGG-11 × 16, 100 epochs, full data', cpu_h=4.5),
  '24b_lewc_skip_settle': dict(paper="plain and skip MLPs at width 8192, 100 epochs, the pairs Fig. 26's rows ask for (at most 33 per side)", cpu_h=2.0),
  '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=9.0),
@@ -40,6 +44,7 @@ REPRODUCTIONS = {   # notebook → what the paper scale runs; gpu_h: an arithmet
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
  '25c_ig_d3_settle': dict(paper="IG D.3's rows after the stem and block 3 in looks of 16 and 32 fresh ResNet-20 ×1 pairs, 50 epochs, full data (25's 16 pairs the pilot)", cpu_h=15.0),
  '25d_ig_softsort_settle': dict(paper="IG D.2.2's SoftSort row in looks of 16 and 32 fresh pairs of Myrtle CNNs of base width 64, 50 epochs, full data", cpu_h=9.0),
+ '25e_ig_softsort_causes': dict(paper="the cpu run (it revises 25d's SoftSort row and 25's time row along their suspected causes): 6 fresh pairs of 25's Myrtle CNNs (base width 16, 6 epochs), each layer stitched by 4 recipes and evaluated 4 ways, and 10-epoch loss traces on 3 pairs × 2 layers (25d's GPU run: 7 minutes for ~70 such pairs)", gpu_h=0.1, cpu_h=0.7),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs (ladder rung: 800), 6 seeds, full data', cpu_h=1.2),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
 }

@@ -4,15 +4,13 @@
 
 # %% ../nbs/11a_stitch.ipynb #c5083687
 from __future__ import annotations
-import copy, math
+import copy, math, time
 import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from fastcore.basics import patch
 from .data import Data, Loader
-from .models import MLP, ResNet20, VGG11
-from .archs import MyrtleCNN
-from .vit import ViT
+from .splits import n_splits, split_model
 from .features import CrossStats, unit_matrix
 from .perm import hungarian
 from .train import evaluate
@@ -20,8 +18,8 @@ from .interp import reset_bn
 from .nnutil import has_batchnorm, on_device, module_device
 
 # %% auto #0
-__all__ = ['SPLITS', 'birkhoff_project', 'soft_sort', 'Stitch', 'n_splits', 'split_model', 'Stitched', 'feature_moments',
-           'init_from_features', 'stitch_loss', 'fit_stitch', 'polish_scale', 'evaluate_stitch', 'train_stitch']
+__all__ = ['birkhoff_project', 'soft_sort', 'Stitch', 'Stitched', 'feature_moments', 'init_from_features', 'stitch_loss',
+           'fit_stitch', 'polish_scale', 'evaluate_stitch', 'train_stitch']
 
 # %% ../nbs/11a_stitch.ipynb #4a3e23b0
 def birkhoff_project(P:Tensor, T:int=16)->Tensor:
@@ -60,6 +58,7 @@ class Stitch(nn.Module):
         super().__init__()
         self.kind, self.C = kind, C
         self.register_buffer('thresholded', None, persistent=False)   # set by `threshold`; a buffer, so it moves with the layer (not saved)
+        self.register_buffer('fixed', None, persistent=False)         # softsort, set by `polish_scale`: the hard permutation its scales are refit on
         params = _stitch_params(kind, C, C if C_out is None else C_out, rank, tau, torch.Generator().manual_seed(seed))
         for k, v in params.items(): setattr(self, k, v)
     def matrix(self)->Tensor:
@@ -68,6 +67,7 @@ class Stitch(nn.Module):
         if self.kind == 'full': return self.W
         if self.kind == 'rank': return self.U @ self.V
         if self.kind == 'grelu': return self.P * self.d[None, :]
+        if self.fixed is not None: return self.fixed * self.logd.exp()[None, :]
         return soft_sort(self.s, self.tau) * self.logd.exp()[None, :]
     def forward(self, h:Tensor)->Tensor: return torch.einsum('oc,nc...->no...', self.matrix(), h)
 
@@ -90,83 +90,13 @@ def perm(self:Stitch)->Tensor:
 @patch
 @torch.no_grad()
 def threshold(self:Stitch, keep_weight:bool=True):
-    "Replace P by its thresholded permutation for evaluation (IG D.2.1 / D.2.2), keeping the trained weight of the kept entries."
+    "Replace P by its thresholded permutation for evaluation (IG D.2.1 / D.2.2): keep the trained weight of the kept entries, or (`keep_weight=False`, IG's code) the permutation times the layer's scales."
     M, C = self.matrix(), self.C
     p = self.perm().to(M.device)                                          # (Hungarian solves on the CPU; the layer may be on a GPU)
     Pm = torch.zeros(C, C, device=M.device); Pm[torch.arange(C, device=M.device), p] = 1.
     if keep_weight: self.thresholded = Pm * M                             # M_eval[i, π(i)] = P[i, π(i)] d[π(i)]
     else: self.thresholded = Pm * (self.d.clamp(min=0) if self.kind == 'grelu' else self.logd.exp())[None, :]
     return self
-
-# %% ../nbs/11a_stitch.ipynb #86935e8e
-def _mlp_split(m, l):
-    L, unit = len(m.norms), lambda j, h: m.acts[j](m.norms[j](m.layers[j](h)))
-    def head(x):
-        h = x.flatten(1)
-        for j in range(l + 1): h = unit(j, h)
-        return h
-    def tail(h):
-        for j in range(l + 1, L): h = unit(j, h)
-        return m.layers[L](h)
-    return head, tail, m.layers[l].out_features
-
-# %% ../nbs/11a_stitch.ipynb #c4f1a731
-def _myrtle_split(m, l):
-    def tail(h):
-        for b in m.blocks[l + 1:]: h = b(h)
-        return m.head(h.amax((2, 3))) * 0.125
-    return (lambda x: m.features(x, l)), tail, m.channels(l)
-
-# %% ../nbs/11a_stitch.ipynb #ad1755f5
-def _resnet_split(m, l):
-    "Point l: the residual stream after the stem (l = 0) or after block l − 1 — between residual blocks (IG D.3)."
-    def head(x):
-        h = m.act1(m.norm1(m.conv1(x)))
-        for b in m.blocks[:l]: h = b(h)
-        return h
-    def tail(h):
-        for b in m.blocks[l:]: h = b(h)
-        return m.head(h.mean((2, 3)))
-    return head, tail, (m.conv1 if l == 0 else m.blocks[l - 1].conv2).out_channels
-
-# %% ../nbs/11a_stitch.ipynb #16ed86d7
-def _vgg_split(m, l):
-    def run(x, js):
-        for j in js:
-            x = m.acts[j](m.norms[j](m.convs[j](x)))
-            if j in m.pool_after: x = Fn.max_pool2d(x, 2, ceil_mode=True)
-        return x
-    return (lambda x: run(x, range(l + 1))), (lambda h: m.head(run(h, range(l + 1, len(m.convs))).mean((2, 3)))), m.convs[l].out_channels
-
-# %% ../nbs/11a_stitch.ipynb #99005e12
-def _vit_split(m, l):
-    "Point l: the residual stream after block l − 1 (l = 0: the embedded tokens), as (batch, dim, tokens) so the channels are dim 1."
-    def head(x):
-        x = m.embed(x)
-        for b in m.blocks[:l]: x = b(x)
-        return x.transpose(1, 2)
-    def tail(h):
-        h = h.transpose(1, 2)
-        for b in m.blocks[l:]: h = b(h)
-        return m.head(m.norm(h)[:, 0])
-    return head, tail, m.config['dim']
-
-SPLITS = {MLP: (lambda m: len(m.norms), _mlp_split), MyrtleCNN: (lambda m: m.n_layers(), _myrtle_split),
-          ResNet20: (lambda m: len(m.blocks) + 1, _resnet_split), VGG11: (lambda m: len(m.convs), _vgg_split),
-          ViT: (lambda m: len(m.blocks) + 1, _vit_split)}
-
-# %% ../nbs/11a_stitch.ipynb #fb2d089c
-def n_splits(model:nn.Module)->int:
-    "How many points `model` can be split at. Looked up by exact type: a subclass with its own `forward` could differ, so it is refused."
-    if type(model) not in SPLITS: raise ValueError(f"stitching supports {', '.join(t.__name__ for t in SPLITS)}, not {type(model).__name__}")
-    return SPLITS[type(model)][0](model)
-
-# %% ../nbs/11a_stitch.ipynb #e2c74e7c
-def split_model(model:nn.Module, l:int)->tuple:
-    "(head, tail, channels) of a model at split point l: tail(head(x)) = model(x)."
-    n = n_splits(model)
-    if not 0 <= l < n: raise ValueError(f"layer {l} out of range [0, {n})")
-    return SPLITS[type(model)][1](model, l)
 
 # %% ../nbs/11a_stitch.ipynb #186d02e8
 class Stitched(nn.Module):
@@ -232,19 +162,23 @@ def _mirror_step(P:nn.Parameter, lr:float):
     with torch.no_grad():
         G = P.grad; P.mul_(torch.exp(-lr * G / G.abs().max().clamp_min(1e-12))); P.grad = None
 
+# %% ../nbs/11a_stitch.ipynb #dcf0a2dc
 def fit_stitch(st:Stitched, tr:Data, loss_fn, epochs:int=2, lr:float=1e-2, momentum:float=0.9, bs:int=128, seed:int=0,
-               alpha:float=0.1, head_start:float=0.5, update:str='pgd', lr_p:float=None, l1:float=0.0)->Stitched:
-    "SGD on the stitching layer alone (IG D.2), with G_ReLU's projection, regulariser and head start, or ℓ₁'s proximal step."
+               alpha:float=0.1, head_start:float=None, update:str='pgd', lr_p:float=None, l1:float=0.0, losses:list=None)->Stitched:
+    "SGD on the stitching layer alone (IG D.2), with G_ReLU's projection, regulariser and head start (None: 0.5 for grelu, 0 for softsort), or ℓ₁'s proximal step; each step's task loss appended to `losses` if given."
     S, kind = st.stitch, st.stitch.kind
     mirror = kind == 'grelu' and update == 'mirror'
+    head_start = (0.5 if kind == 'grelu' else 0.) if head_start is None else head_start
+    scales = {'grelu': 'd', 'softsort': 'logd'}.get(kind)               # the diagonal D a head start holds at I
     opt = torch.optim.SGD([p for n_, p in S.named_parameters() if not (mirror and n_ == 'P')], lr=lr, momentum=momentum)
     steps, step = math.ceil(len(tr) / bs) * epochs, 0
     st.train()
     for ep in range(epochs):
         for xb, yb in Loader(tr, bs, shuffle=True, seed=seed + ep):
-            loss = loss_fn(xb, yb) - (alpha * (S.P ** 2).sum() if kind == 'grelu' else 0)
+            task = loss_fn(xb, yb); loss = task - (alpha * (S.P ** 2).sum() if kind == 'grelu' else 0)
+            if losses is not None: losses.append(float(task))
             opt.zero_grad(); loss.backward()
-            if kind == 'grelu' and step < head_start * steps: S.d.grad = None          # head start: D stays I
+            if scales and step < head_start * steps: getattr(S, scales).grad = None   # head start: D stays I
             if mirror: _mirror_step(S.P, lr_p or lr)
             opt.step(); S.project(); step += 1
             if l1:                                                    # the λ‖W‖₁ term by its proximal step: soft-thresholding
@@ -252,21 +186,28 @@ def fit_stitch(st:Stitched, tr:Data, loss_fn, epochs:int=2, lr:float=1e-2, momen
     return st
 
 # %% ../nbs/11a_stitch.ipynb #98fe37df
-def polish_scale(S:Stitch, perm:Tensor, tr:Data, loss_fn, epochs:int, bs:int=128, seed:int=0)->Stitch:
-    "G_ReLU after thresholding: fix P at the permutation and refit D on the task loss (convex for a linear tail)."
-    dev = S.P.device
+def _fix_permutation(S:Stitch, perm:Tensor)->nn.Parameter:
+    "Fix the layer at its thresholded permutation, with scales started at the kept entries; the scales to refit come back."
+    dev = S.thresholded.device
     rows, perm = torch.arange(S.C, device=dev), perm.to(dev)
     with torch.no_grad():
-        M = S.thresholded
-        S.P.copy_(torch.zeros_like(S.P).index_put_((rows, perm), torch.ones((), device=dev)))
-        S.d.zero_().index_put_((perm,), M[rows, perm]); S.thresholded = None
-    S.P.requires_grad_(False)
-    opt = torch.optim.Adam([S.d], lr=0.01)                              # a convex fit of D: Adam converges without tuning
+        M, Pm = S.thresholded, torch.zeros(S.C, S.C, device=dev).index_put_((rows, perm), torch.ones((), device=dev))
+        if S.kind == 'grelu': S.P.copy_(Pm); S.d.zero_().index_put_((perm,), M[rows, perm]); S.P.requires_grad_(False)
+        else: S.fixed = Pm; S.logd.index_put_((perm,), M[rows, perm].clamp_min(1e-30).log()); S.s.requires_grad_(False)
+        S.thresholded = None
+    return S.d if S.kind == 'grelu' else S.logd
+
+def polish_scale(S:Stitch, perm:Tensor, tr:Data, loss_fn, epochs:int, bs:int=128, seed:int=0)->Stitch:
+    "After thresholding (grelu or softsort): fix P at the permutation and refit D on the task loss (convex in D for a linear tail)."
+    if S.kind not in ('grelu', 'softsort') or S.thresholded is None: raise ValueError("polish_scale: threshold a grelu or softsort layer first")
+    D = _fix_permutation(S, perm)
+    opt = torch.optim.Adam([D], lr=0.01)                                # a convex fit of D (softsort: of log D): Adam converges without tuning
     for ep in range(epochs):
         for xb, yb in Loader(tr, bs, shuffle=True, seed=seed + ep):
             loss = loss_fn(xb, yb)
             opt.zero_grad(); loss.backward(); opt.step()
-            with torch.no_grad(): S.d.clamp_(min=0)
+            if S.kind == 'grelu':
+                with torch.no_grad(): S.d.clamp_(min=0)
     return S
 
 # %% ../nbs/11a_stitch.ipynb #0259ccfa
@@ -281,6 +222,12 @@ def evaluate_stitch(st:Stitched, B:nn.Module, tr:Data, test:Data)->dict:
     return out
 
 # %% ../nbs/11a_stitch.ipynb #3fdff624
+def _thresholded(st:Stitched, perm:Tensor, tr:Data, loss_fn, bs:int, seed:int, keep_weight:bool=True, polish_epochs:int=0)->Stitched:
+    "The trained layer thresholded for evaluation, its D refit with P fixed for `polish_epochs` epochs."
+    st.stitch.threshold(keep_weight)
+    if polish_epochs: polish_scale(st.stitch, perm, tr, loss_fn, polish_epochs, bs, seed)
+    return st
+
 def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str, momentum:float):
     if alpha < 0: raise ValueError(f"train_stitch: alpha must be >= 0, got {alpha}")
     if l1 < 0: raise ValueError(f"train_stitch: l1 must be >= 0, got {l1}")
@@ -297,12 +244,15 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  kind:str='grelu', rank:int=None, tau:float=None,
                  alpha:float=0.1, # grelu: weight of the −α‖P‖² regulariser (IG default 0.1)
                  l1:float=0.0, # full: weight of the λ‖W‖₁ penalty (IG D.6); needs momentum=0
-                 epochs:int=2, head_start:float=0.5, # grelu: fraction of the epochs with D fixed at I
+                 epochs:int=2, head_start:float=None, # fraction of the epochs with D fixed at I (None: grelu 0.5, softsort 0)
                  lr:float=1e-2, momentum:float=0.9, bs:int=128, max_samples:int=None, seed:int=0,
                  target:str='labels', # 'labels': cross-entropy on the task (IG); 'logits': squared error to B's own logits
                  update:str='pgd', # grelu: 'pgd' (IG D.2.1: additive step, ReLU, Sinkhorn) or 'mirror' (multiplicative step, Sinkhorn)
                  lr_p:float=None, # grelu + mirror: step size of the multiplicative update of P (default: `lr`)
-                 polish_epochs:int=0, # grelu: epochs refitting D with P fixed at the thresholded permutation
+                 keep_weight:bool=True, # grelu/softsort: evaluate P's kept entries with their trained weight, or (False, IG's code) the permutation × D
+                 polish_epochs:int=0, # grelu/softsort: epochs refitting D with P fixed at the thresholded permutation
+                 also:dict=None, # grelu/softsort: more evaluations of the same trained layer, name → dict(keep_weight=…, polish_epochs=…)
+                 trace:bool=False, # return each training step's task loss (`losses`) and the fit's wall time (`fit_seconds`)
                  init:str='ig', # 'ig': IG's start (identity; grelu: the barycentre); 'match': eq. S1–S3 from the features
                  init_samples:int=5000, # 'match': training inputs the feature moments are estimated on
                  device=None, # where to run (`compute_device`: None is `$LMC_DEVICE`, else the models' device); the stitched model comes back
@@ -317,9 +267,14 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
         st = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed).to(dev))
         if init == 'match': init_from_features(st.stitch, *feature_moments(st._head, split_model(Bref, l)[0], tr[:init_samples]))
         loss_fn = stitch_loss(st, Bref, target)
-        fit_stitch(st, tr, loss_fn, epochs, lr, momentum, bs, seed, alpha, head_start, update, lr_p, l1)
-        out = dict(kind=kind, layer=l)
-        if kind in ('grelu', 'softsort'): out['perm'] = st.stitch.perm().cpu(); st.stitch.threshold()
-        if kind == 'grelu' and polish_epochs: polish_scale(st.stitch, out['perm'], tr, loss_fn, polish_epochs, bs, seed + epochs)
-        out.update(evaluate_stitch(st, Bref, tr, data.test.to(dev)))
+        losses, t0 = ([] if trace else None), time.perf_counter()
+        fit_stitch(st, tr, loss_fn, epochs, lr, momentum, bs, seed, alpha, head_start, update, lr_p, l1, losses)
+        out, test = dict(kind=kind, layer=l, **(dict(losses=losses, fit_seconds=time.perf_counter() - t0) if trace else {})), data.test.to(dev)
+        if kind in ('grelu', 'softsort'):
+            out['perm'] = st.stitch.perm().cpu()
+            done = lambda s, kw: _thresholded(s, out['perm'], tr, stitch_loss(s, Bref, target), bs, seed + epochs, **kw)
+            out['also'] = {k: evaluate_stitch(done(copy.deepcopy(st), v), Bref, tr, test) for k, v in (also or {}).items()}
+            done(st, dict(keep_weight=keep_weight, polish_epochs=polish_epochs))
+        elif also: raise ValueError("train_stitch: `also` evaluates thresholded layers (grelu or softsort)")
+        out.update(evaluate_stitch(st, Bref, tr, test))
     return {**out, 'model': st.to(home)}

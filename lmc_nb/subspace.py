@@ -41,6 +41,16 @@ def layer_rows(layer:nn.Module, x:Tensor)->Tensor:
     return x.reshape(-1, x.shape[-1])
 
 # %% ../nbs/08_subspace.ipynb #cc0c18ee
+def _add_rows(sums:dict, s1:dict, n:dict, mods:dict, feats:dict, bias:bool):
+    "One batch: each layer's input rows (with the constant 1 where it has a bias) added to its sums of x xᵀ and x, and its count."
+    for l, mod in mods.items():
+        r = layer_rows(mod, feats[(l, 'in')]).double()
+        if bias and mod.bias is not None: r = torch.cat([r, r.new_ones(len(r), 1)], 1)
+        sums[l] = sums[l].addmm_(r.T, r) if l in sums else r.T @ r
+        s1[l] = s1[l] + r.sum(0) if l in s1 else r.sum(0)
+        n[l] = n.get(l, 0) + len(r)
+
+# %% ../nbs/08_subspace.ipynb #5f0f5803
 @torch.no_grad()
 def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
                   data:Data, # inputs (labels unused)
@@ -60,12 +70,7 @@ def input_moments(model:nn.Module, # a model (put in eval mode while streaming)
             if max_samples is not None and seen >= max_samples: break
             xb = xb[:max_samples - seen] if max_samples is not None else xb
             model(xb); seen += len(xb)
-            for l, mod in mods.items():
-                r = layer_rows(mod, feats[(l, 'in')]).double()
-                if bias and mod.bias is not None: r = torch.cat([r, r.new_ones(len(r), 1)], 1)
-                sums[l] = sums[l].addmm_(r.T, r) if l in sums else r.T @ r
-                s1[l] = s1[l] + r.sum(0) if l in s1 else r.sum(0)
-                n[l] = n.get(l, 0) + len(r)
+            _add_rows(sums, s1, n, mods, feats, bias)
     if not sums: raise ValueError("input_moments: the data set is empty")
     return {l: sums[l] / n[l] - (torch.outer(s1[l], s1[l]) / n[l] ** 2 if centred else 0) for l in layers}
 
@@ -92,6 +97,15 @@ def coherence(U:Tensor)->float:
     return float((U.double() ** 2).sum(1).max())
 
 # %% ../nbs/08_subspace.ipynb #aafaff78
+def _dimension(ev:Tensor, rank:int, level:float, k:int)->tuple:
+    "(k, level): the smallest k whose eigenvalues explain `level` of the trace, or the k given (level then None)."
+    if k is not None:
+        if not 1 <= k <= len(ev): raise ValueError(f"input_subspace: need 1 <= k <= d = {len(ev)}, got k={k}")
+        return k, None
+    if level is None or not 0 < level <= 1: raise ValueError(f"input_subspace: the variance level must lie in (0, 1], got {level}")
+    return min(int((ev.cumsum(0) / ev.sum() < level - 1e-12).sum()) + 1, rank), level
+
+# %% ../nbs/08_subspace.ipynb #bdcab292
 def input_subspace(Sigma:Tensor, # (d, d) uncentred second moment (e.g. from `input_moments`)
                    level:float=0.9, # smallest k explaining this fraction of tr Σ (NI G.7: 0.9)
                    k:int=None, # or a fixed dimension
@@ -106,13 +120,7 @@ def input_subspace(Sigma:Tensor, # (d, d) uncentred second moment (e.g. from `in
     if ev[0] <= 0: raise ValueError("input_subspace: Σ is zero — the layer never sees a nonzero input")
     ev = torch.where(ev > rtol * ev[0], ev, torch.zeros_like(ev))
     rank = int((ev > 0).sum())
-    if k is None:
-        if level is None or not 0 < level <= 1: raise ValueError(f"input_subspace: the variance level must lie in (0, 1], got {level}")
-        frac = ev.cumsum(0) / ev.sum()
-        k = min(int((frac < level - 1e-12).sum()) + 1, rank)
-    else:
-        level = None
-        if not 1 <= k <= len(ev): raise ValueError(f"input_subspace: need 1 <= k <= d = {len(ev)}, got k={k}")
+    k, level = _dimension(ev, rank, level, k)
     if k > rank:
         raise ValueError(f"input_subspace: the input support has rank {rank} < k = {k} (eigenvalues beyond {rank} vanish), so the "
                          f"inputs do not span a {k}-dimensional subspace (NI Assumption C.2); choose k <= {rank}")

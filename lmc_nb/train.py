@@ -20,7 +20,7 @@ from .layout import safe_layout, LayoutFallback
 
 # %% auto #0
 __all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
-           'resumable', 'train', 'estimate_train_seconds', 'train_many']
+           'resumable', 'train', 'estimate_train_seconds']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -247,104 +247,3 @@ def estimate_train_seconds(model:nn.Module, # a fresh model of the recipe (train
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1): raise ValueError(f"estimate_train_seconds: threads must be an integer ≥ 1, got {threads!r}")
     with torch_threads(threads): h = train(model, data, replace(cfg, epochs=1), progress=False, validate=False, **kw)
     return h[0]['seconds'] * cfg.epochs
-
-# %% ../nbs/03_train.ipynb #8b7bc342
-def _stacked_batches(data:Data, bs:int, gens:list):
-    "Per-seed batches stacked to (S, B, ...) from each seed's loader generator (`Loader(data, bs, shuffle=True, seed=s).gen`), in exactly the order the sequential `train` would draw them."
-    n = len(data)
-    while True:   # one epoch per iteration of the outer loop
-        perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(data.X.device)   # same draws as Loader
-        yield [(data.X[perms[:, i:i + bs]], data.y[perms[:, i:i + bs]]) for i in range(0, n, bs)]
-
-# %% ../nbs/03_train.ipynb #ed0760dc
-def _check_many(models:list, cfg:TrainConfig, seeds:list=None)->list:
-    "Refuse what `train_many` cannot train as one vectorised model (mixed architectures, batch norm, augmentation); the seeds (default 0..S-1)."
-    cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
-    if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
-    if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
-        raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
-    if has_batchnorm(models[0]):
-        raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
-    if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
-    return list(range(len(models))) if seeds is None else list(seeds)
-
-# %% ../nbs/03_train.ipynb #c76ece40
-@torch.no_grad()
-def _unstack(models:list, params:dict, buffers:dict)->list:
-    "Load slice j of the stacked `params` and `buffers` into `models[j]`; returns `models`."
-    for j, m in enumerate(models): m.load_state_dict({**{k: v[j] for k, v in params.items()}, **{k: v[j] for k, v in buffers.items()}})
-    return models
-
-def _vmapped(models:list)->tuple:
-    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs."
-    params, buffers = stack_module_state(models)
-    base = copy.deepcopy(models[0]).to('meta')
-    return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
-
-def _restore_and_raise(models:list, good:dict, buffers:dict, losses:Tensor, seeds:list, ep:int, i:int):
-    "A non-finite loss in `train_many`: every model back to the epoch's start, and `NonFiniteLoss` naming the seeds."
-    _unstack(models, good, buffers)
-    raise NonFiniteLoss(f"non-finite training loss for seeds {[seeds[j] for j in (~torch.isfinite(losses)).nonzero().flatten().tolist()]} "
-                        f"at epoch {ep + 1}, step {i + 1}; all {len(models)} models restored to epoch {ep}")
-
-# %% ../nbs/03_train.ipynb #226c4acf
-def _save_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, epoch:int, cfg:TrainConfig, seeds:list):
-    "The group's state after `epoch` epochs, atomically: stacked parameters and buffers, optimizer moments, every seed's loader generator."
-    tens, groups = _opt_tensors(opt)
-    state = {**{f'p.{k}': v.detach() for k, v in params.items()}, **{f'b.{k}': v for k, v in buffers.items()}, **tens,
-             **{f'gen.{j}': g.get_state() for j, g in enumerate(gens)}}
-    meta = dict(epoch=epoch, seeds=list(seeds), model=getattr(models[0], 'config', None), train=asdict(cfg), param_groups=groups)
-    def write(tmp):
-        save_file({k: v.contiguous() for k, v in state.items()}, str(tmp / 'group.safetensors'))
-        (tmp / 'config.json').write_text(json.dumps(_norm_json(meta)))
-    write_dir_atomic(ckpt, write)
-
-# %% ../nbs/03_train.ipynb #a421361e
-def _resume_many(ckpt, models:list, params:dict, buffers:dict, opt, gens:list, cfg:TrainConfig, seeds:list)->int:
-    "Restore the group from `ckpt` if there is a checkpoint (refused if written for other models, seeds or settings): the first epoch to run."
-    if ckpt is None or (p := find_checkpoint(ckpt)) is None: return 0
-    meta = json.loads((p / 'config.json').read_text())
-    if meta.get('seeds') != list(seeds) or not _written_for(meta, models[0], cfg):
-        raise ValueError(f"train_many: the checkpoint in {ckpt} was written for other models, seeds or training settings "
-                         "(only `epochs` may change when resuming); delete it or choose another folder")
-    _check_epochs('train_many', ckpt, meta['epoch'], cfg.epochs)
-    st = load_file(str(p / 'group.safetensors'), device=str(next(iter(params.values())).device))
-    with torch.no_grad():
-        for k, v in params.items(): v.copy_(st[f'p.{k}'])
-        for k, v in buffers.items(): v.copy_(st[f'b.{k}'])
-    _load_opt(opt, {k: v for k, v in st.items() if k.startswith('opt.')}, meta['param_groups'])
-    for j, g in enumerate(gens): g.set_state(st[f'gen.{j}'].cpu())
-    return meta['epoch']
-
-# %% ../nbs/03_train.ipynb #4da89de9
-def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg, s)` for S seeds)
-               data:Splits,
-               cfg:TrainConfig=None, # shared hyper-parameters; `cfg.seed` is replaced by `seeds`
-               seeds:list=None, # data-order seed of each model (default 0..S-1)
-               progress:bool=True,
-               ckpt=None, # folder for the group's per-epoch checkpoint: resume from it if present
-               device=None, # where to train (`compute_device`: None is `$LMC_DEVICE`, else the models' device); the models come back
-              )->list: # the trained models (updated in place)
-    "Train several models of one architecture as one vectorised model (`torch.func.vmap`); resumable from `ckpt`, bit for bit."
-    cfg = cfg or TrainConfig(); seeds = _check_many(models, cfg, seeds)
-    with on_device(models, device) as dev: return _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)
-
-# %% ../nbs/03_train.ipynb #17080721
-def _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)->list:
-    "`train_many`'s loop, with the models already on `dev`."
-    kind, S = loss_kind(cfg.loss, data), len(models)
-    params, buffers, fwd = _vmapped(models)
-    opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
-    gens = [Loader(tr, cfg.bs, shuffle=True, seed=s).gen for s in seeds]
-    epochs, steps = _stacked_batches(tr, cfg.bs, gens), math.ceil(len(tr) / cfg.bs)
-    for ep in tqdm(range(_resume_many(ckpt, models, params, buffers, opt, gens, cfg, seeds), cfg.epochs), desc=f'train x{S}', disable=not progress, leave=False):
-        good = {k: v.detach().clone() for k, v in params.items()}
-        for i, (xb, yb) in enumerate(next(epochs)):       # xb (S, B, ...): each seed's own batch
-            for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
-            with autocast_for(cfg.amp, dev):
-                losses = batch_loss(fwd(params, buffers, xb).flatten(0, 1), yb.flatten(0, 1), kind, 'none').float().view(S, -1).mean(1)
-            if not torch.isfinite(losses).all(): _restore_and_raise(models, good, buffers, losses, seeds, ep, i)
-            opt.zero_grad(set_to_none=True); losses.sum().backward(); opt.step()
-        if ckpt is not None: _save_many(ckpt, models, params, buffers, opt, gens, ep + 1, cfg, seeds)
-    for m in _unstack(models, params, buffers): m.eval()
-    return models

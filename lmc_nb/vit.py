@@ -59,10 +59,14 @@ class ViT(nn.Module):
         self.pos_embed = nn.Parameter(torch.randn(1, (img // patch) ** 2 + 1, dim) * 0.02)   # one token per patch and the class token
         self.blocks = nn.ModuleList(ViTBlock(dim, heads, mlp_ratio, act, mk, layer_seed(mask_seed, 100 + b)) for b in range(depth))
         self.norm, self.head = nn.LayerNorm(dim), mk(dim, n_classes)
-    def forward(self, x):
-        x = self.embed(x)
-        for blk in self.blocks: x = blk(x)
-        return self.head(self.norm(x)[:, 0])
+
+# %% ../nbs/02a_vit.ipynb #ba64dffd
+@patch
+def forward(self:ViT, x):
+    "Patch embedding, the blocks, then the class token's logits."
+    x = self.embed(x)
+    for blk in self.blocks: x = blk(x)
+    return self.head(self.norm(x)[:, 0])
 
 # %% ../nbs/02a_vit.ipynb #643d6775
 @patch

@@ -16,7 +16,8 @@ import lmc_nb
 from .data import load_data
 from .archs import model_for
 from .grid import GRID_DEFAULTS, expand_grid, run_id   # grids: `07_grid`
-from .train import TrainConfig, init_model, train, train_many, evaluate, NonFiniteLoss
+from .train import TrainConfig, init_model, train, evaluate, NonFiniteLoss
+from .many import train_many
 from .checkpoint import save_model, write_atomic
 from .procs import die_with_parent, proc_table, proc_tree, start_reaper   # workers die with the driver: `07_procs`
 from .nnutil import has_batchnorm, torch_threads, mean_ci   # mean_ci: also lmc_nb.zoo.mean_ci, as before

@@ -19,7 +19,8 @@ from pathlib import Path
 import torch
 from lmc_nb.data import load_data, data_root
 from lmc_nb.archs import model_for
-from lmc_nb.train import TrainConfig, init_model, train, train_many
+from lmc_nb.train import TrainConfig, init_model, train
+from lmc_nb.many import train_many
 from lmc_nb.checkpoint import save_model, recipe_key, load_model, cached_model
 from safetensors.torch import save, load
 from lmc_nb.nnutil import has_batchnorm

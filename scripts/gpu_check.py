@@ -15,7 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 import torch
 from lmc_nb.data import Data, Splits, load_data
-from lmc_nb.train import TrainConfig, train, train_many, evaluate, init_model
+from lmc_nb.train import TrainConfig, train, evaluate, init_model
+from lmc_nb.many import train_many
 from lmc_nb.interp import path_outputs
 from lmc_nb.nnutil import compute_device, module_device
 from lmc_nb.reproduce import PAPER_RECIPES, recipe_model, training_hours
