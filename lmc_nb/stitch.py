@@ -19,7 +19,7 @@ from .nnutil import has_batchnorm, on_device, module_device
 
 # %% auto #0
 __all__ = ['birkhoff_project', 'soft_sort', 'Stitch', 'Stitched', 'feature_moments', 'init_from_features', 'stitch_loss',
-           'fit_stitch', 'polish_scale', 'evaluate_stitch', 'train_stitch']
+           'fit_stitch', 'polish_scale', 'evaluate_stitch', 'default_init', 'train_stitch']
 
 # %% ../nbs/11a_stitch.ipynb #4a3e23b0
 def birkhoff_project(P:Tensor, T:int=16)->Tensor:
@@ -176,7 +176,7 @@ def fit_stitch(st:Stitched, tr:Data, loss_fn, epochs:int=2, lr:float=1e-2, momen
     for ep in range(epochs):
         for xb, yb in Loader(tr, bs, shuffle=True, seed=seed + ep):
             task = loss_fn(xb, yb); loss = task - (alpha * (S.P ** 2).sum() if kind == 'grelu' else 0)
-            if losses is not None: losses.append(float(task))
+            if losses is not None: losses.append(float(task.detach()))
             opt.zero_grad(); loss.backward()
             if scales and step < head_start * steps: getattr(S, scales).grad = None   # head start: D stays I
             if mirror: _mirror_step(S.P, lr_p or lr)
@@ -222,6 +222,17 @@ def evaluate_stitch(st:Stitched, B:nn.Module, tr:Data, test:Data)->dict:
     return out
 
 # %% ../nbs/11a_stitch.ipynb #3fdff624
+@torch.no_grad()
+def default_init(S:Stitch, seed:int=0)->Stitch:
+    "A full or rank-r layer started as PyTorch starts its 1×1 convolutions (IG's code's `LowRank`: two of them): U(±1/√fan_in), seeded."
+    g = torch.Generator().manual_seed(seed)
+    u = lambda shape, fan_in: (torch.rand(shape, generator=g) * 2 - 1) / math.sqrt(fan_in)
+    if S.kind == 'full': S.W.copy_(u(S.W.shape, S.W.shape[1]))
+    elif S.kind == 'rank': S.V.copy_(u(S.V.shape, S.V.shape[1])); S.U.copy_(u(S.U.shape, S.U.shape[1]))
+    else: raise ValueError(f"default_init: a {S.kind} layer has no convolution's initialisation")
+    return S
+
+# %% ../nbs/11a_stitch.ipynb #82661be3
 def _thresholded(st:Stitched, perm:Tensor, tr:Data, loss_fn, bs:int, seed:int, keep_weight:bool=True, polish_epochs:int=0)->Stitched:
     "The trained layer thresholded for evaluation, its D refit with P fixed for `polish_epochs` epochs."
     st.stitch.threshold(keep_weight)
@@ -234,7 +245,8 @@ def _check_stitch_args(alpha:float, l1:float, kind:str, init:str, update:str, mo
     if l1 and kind != 'full': raise ValueError("train_stitch: the l1 penalty applies to 'full' stitching layers")
     if l1 and momentum:   # heavy-ball velocity carries soft-thresholded entries back out of zero: sparsity stops rising with λ (25_ig_stitching)
         raise ValueError(f"train_stitch: the l1 penalty's proximal step is plain proximal SGD and needs momentum=0, got momentum={momentum}")
-    if init not in ('ig', 'match'): raise ValueError(f"train_stitch: init must be 'ig' or 'match', got {init!r}")
+    if init not in ('ig', 'match', 'default'): raise ValueError(f"train_stitch: init must be 'ig', 'match' or 'default', got {init!r}")
+    if init == 'default' and kind not in ('full', 'rank'): raise ValueError(f"train_stitch: init='default' (a conv layer's own initialisation) is for 'full' and 'rank' layers; a {kind} layer starts as IG's ('ig')")
     if update not in ('pgd', 'mirror'): raise ValueError(f"train_stitch: update must be 'pgd' or 'mirror', got {update!r}")
 
 # %% ../nbs/11a_stitch.ipynb #e7541aa8
@@ -253,7 +265,7 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
                  polish_epochs:int=0, # grelu/softsort: epochs refitting D with P fixed at the thresholded permutation
                  also:dict=None, # grelu/softsort: more evaluations of the same trained layer, name → dict(keep_weight=…, polish_epochs=…)
                  trace:bool=False, # return each training step's task loss (`losses`) and the fit's wall time (`fit_seconds`)
-                 init:str='ig', # 'ig': IG's start (identity; grelu: the barycentre); 'match': eq. S1–S3 from the features
+                 init:str='ig', # 'ig': IG's start (identity; grelu: the barycentre); 'match': eq. S1–S3 from the features; 'default': 1×1 convs' own init (IG's code's LowRank)
                  init_samples:int=5000, # 'match': training inputs the feature moments are estimated on
                  device=None, # where to run (`compute_device`: None is `$LMC_DEVICE`, else the models' device); the stitched model comes back
                 )->dict: # stitched model, accuracies, penalty, (perm, sparsity)
@@ -266,6 +278,7 @@ def train_stitch(A:nn.Module, B:nn.Module, # two trained models of one architect
         tr = (data.train if max_samples is None else data.train[:max_samples]).to(dev)
         st = Stitched(A, B, l, Stitch(C, kind, rank, tau, seed).to(dev))
         if init == 'match': init_from_features(st.stitch, *feature_moments(st._head, split_model(Bref, l)[0], tr[:init_samples]))
+        if init == 'default': default_init(st.stitch, seed)
         loss_fn = stitch_loss(st, Bref, target)
         losses, t0 = ([] if trace else None), time.perf_counter()
         fit_stitch(st, tr, loss_fn, epochs, lr, momentum, bs, seed, alpha, head_start, update, lr_p, l1, losses)
