@@ -46,6 +46,7 @@ REPRODUCTIONS |= {   # the rest: LEWC, IG, NI's transformers and WRNs
  '25d_ig_softsort_settle': dict(paper="IG D.2.2's SoftSort row in looks of 16 and 32 fresh pairs of Myrtle CNNs of base width 64, 50 epochs, full data", cpu_h=9.0),
  '25e_ig_softsort_causes': dict(paper="the cpu run (it revises 25d's SoftSort row and 25's time row along their suspected causes): 5 fresh pairs of 25's Myrtle CNNs (base width 16, 6 epochs), each layer stitched by 4 recipes and evaluated 4 ways, and 10-epoch loss traces on 2 pairs × 2 layers (25d's GPU run: 7 minutes for ~70 such pairs)", gpu_h=0.1, cpu_h=0.7),
  '25f_ig_d3_init': dict(paper="the cpu run (it reviews 25c's two D.3 rows along the stitching layers' start): 4 fresh pairs of ResNet-20 ×1 on 2 500 Fashion-MNIST images (25c's smallest rung), 6 epochs, rank-1 and G_ReLU layers from 25c's start and from IG's code's, at the stem and after block 3", gpu_h=0.1, cpu_h=0.5),
+ '25g_ig_leaky_task': dict(paper="the cpu run (it reviews 25's IG Fig. 8 row along how weak the linear network is at its task): slope-1 ResNet-20 ×1 on Fashion-MNIST with 0, 35 and 50 % of the images contrast-flipped, 6 models each, 6 epochs, 10 000 training images, G_ReLU layers after the stem and block 9 (+ two slope-0.01 references)", gpu_h=0.1, cpu_h=0.7),
  '26_ni_vit': dict(paper='ViT dim 384, depth 8, 200 and 400 epochs (ladder rung: 800), 6 seeds, full data', cpu_h=1.2),
  '27_ni_wresnet_sigma': dict(paper='WRN (ResNet-20 × 8), 100 epochs, 5 values of σF, 8 seeds, full data', cpu_h=1.5),
 }
