@@ -12,7 +12,7 @@ from torch.func import functional_call
 from .asym import asym_buffers, check_scheme, asym_layers, _AsymMixin
 from .models import layer_seed
 from .nnutil import call_model, model_outputs
-from .perm import PermSpec, apply_perm, random_perms
+from .perm import PermSpec, apply_perm
 from .autospec import auto_spec, trace_spaces, _spaces_to_groups
 
 # %% auto #0
@@ -153,16 +153,18 @@ def generic_point(model:nn.Module, x, seed:int=0)->nn.Module:
 
 @torch.no_grad()
 def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
-    "{group: relative change of `model`'s outputs on x when only the spec's tensors are permuted by a random permutation of that group} (F, D and other tensors held)."
+    "{group: relative change of `model`'s outputs on x when only the spec's tensors are permuted by a random permutation of that group other than the identity (inf for one unit)} (F, D and other tensors held)."
     sd = {k: v.detach() for k, v in model.state_dict().items()}
     args, kw = ((), x) if isinstance(x, dict) else (tuple(x) if isinstance(x, (tuple, list)) else (x,), None)
     was = model.training; model.eval()
     try:
         ref = model_outputs(call_model(model, x)); scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
-        errs = {}
-        for g, p in random_perms(spec, sd, seed).items():
-            out = model_outputs(functional_call(model, apply_perm(spec, sd, {g: p}), args, kw))
-            errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
+        errs, gen = {}, torch.Generator().manual_seed(seed)
+        for g, n in spec.check(sd).items():
+            p = torch.randperm(n, generator=gen)
+            while n > 1 and torch.equal(p, torch.arange(n)): p = torch.randperm(n, generator=gen)   # never the identity (3 blocks: 1 draw in 6)
+            out = model_outputs(functional_call(model, apply_perm(spec, sd, {g: p}), args, kw)) if n > 1 else ref
+            errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale if n > 1 else math.inf   # one unit: nothing to permute
     finally: model.train(was)
     return errs
 
@@ -227,4 +229,4 @@ def asym_markdown(rows:list)->str:
     "Rows of `asym_row` as a Markdown table."
     head = '| model | result | groups | asymmetric layers | refused tensors | smallest output change |\n|---|---|---|---|---|---|\n'
     return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('layers', '')} | "
-                          f"{r.get('refused', '')} | {r['min_change']:.2f} |\n" if 'groups' in r else f"| {r['model']} | REFUSED: {r['reason']} | | | | |\n" for r in rows)
+                          f"{r.get('refused', '')} | {r['min_change']:.2f} |\n".replace('| inf |', '| – |') if 'groups' in r else f"| {r['model']} | REFUSED: {r['reason']} | | | | |\n" for r in rows)
