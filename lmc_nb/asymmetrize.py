@@ -87,6 +87,12 @@ def _make_asym(m:nn.Module, scheme, sigma_f, nf, density, eps, seed):
     dev, dt = m.weight.device, m.weight.dtype
     m.register_buffer('F', None if F is None else F.to(dev, dt)); m.register_buffer('D', None if D is None else D.to(dev, dt))
 
+def _count(n_fixed, name:str, shape:tuple, writes:bool)->int:
+    "W-asym's count for one layer from an int, a {layer: int} map or None (`default_fixed`)."
+    if isinstance(n_fixed, dict): return n_fixed[name] if name in n_fixed else default_fixed(shape, writes)
+    return default_fixed(shape, writes) if n_fixed is None else int(n_fixed)
+
+# %% ../nbs/06i_asymmetrize.ipynb #f69e9f87
 def _drop_uncalled(model:nn.Module, x, layers:dict, refused:dict, top:type):
     "Layers whose forward does not run on x (a parent reads their weight itself, as `nn.MultiheadAttention` reads `out_proj.weight`) made plain again and refused: their F and D would change nothing."
     ran, mods = set(), dict(model.named_modules())
@@ -109,10 +115,6 @@ def _refuse(model:nn.Module, x, scheme:str, spec):
     if done: raise ValueError(f"asymmetrize: the model already has asymmetric layers ({', '.join(done[:3])})")
     if spec is None and x is None: raise ValueError("asymmetrize: pass an example input x (to derive the spec) or a spec")
 
-def _count(n_fixed, name:str, shape:tuple, writes:bool)->int:
-    "W-asym's count for one layer from an int, a {layer: int} map or None (`default_fixed`)."
-    if isinstance(n_fixed, dict): return n_fixed[name] if name in n_fixed else default_fixed(shape, writes)
-    return default_fixed(shape, writes) if n_fixed is None else int(n_fixed)
 
 # %% ../nbs/06i_asymmetrize.ipynb #cd296fa1
 @torch.no_grad()
@@ -151,6 +153,7 @@ def generic_point(model:nn.Module, x, seed:int=0)->nn.Module:
     if bns: m.train(); call_model(m, x)
     return m.eval()
 
+# %% ../nbs/06i_asymmetrize.ipynb #cfcaefde
 @torch.no_grad()
 def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
     "{group: relative change of `model`'s outputs on x when only the spec's tensors are permuted by a random permutation of that group other than the identity (inf for one unit)} (F, D and other tensors held)."
