@@ -127,7 +127,7 @@ def _run_child(sigs:list, tests:list, threads:int, timeout:float, isa:str=None)-
     threading.Thread(target=lambda: errs.append(p.stderr.read()), daemon=True).start()
     try: p.stdin.write(json.dumps(dict(sigs=[asdict(s) for s in sigs], tests=tests, threads=threads))); p.stdin.close()
     except BrokenPipeError: pass                                        # it died at start: said below
-    out, how, wait = [], '', timeout
+    out, how, wait = [], '', max(timeout, 120)                          # the child's start (importing torch) may be slow on a busy machine
     while True:                                                         # the reference's time sets how long its oneDNN twin may take
         try: line = lines.get(timeout=wait)
         except queue.Empty: p.kill(); p.wait(); how = f'hung (no answer in {wait:.0f} s)'; break
