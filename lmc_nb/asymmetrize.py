@@ -87,24 +87,31 @@ def _make_asym(m:nn.Module, scheme, sigma_f, nf, density, eps, seed):
     dev, dt = m.weight.device, m.weight.dtype
     m.register_buffer('F', None if F is None else F.to(dev, dt)); m.register_buffer('D', None if D is None else D.to(dev, dt))
 
+def _plain_again(m:nn.Module):
+    "Undo `_make_asym`: a twin made here goes back to its own class without F, D; a hand-built layer becomes dense."
+    if not type(m).__qualname__.startswith('Asymmetric['): m.F = m.D = None; m.scheme = 'dense'; return
+    m.__class__ = m.__class__.__mro__[2]                                        # (Asymmetric<cls>, _AsymMixin, cls, …)
+    for b in ('F', 'D'): del m._buffers[b]
+    for a in ('scheme', 'sigma_f', 'n_fixed', 'mask_seed'): delattr(m, a)
+
 def _count(n_fixed, name:str, shape:tuple, writes:bool)->int:
     "W-asym's count for one layer from an int, a {layer: int} map or None (`default_fixed`)."
     if isinstance(n_fixed, dict): return n_fixed[name] if name in n_fixed else default_fixed(shape, writes)
     return default_fixed(shape, writes) if n_fixed is None else int(n_fixed)
 
 # %% ../nbs/06i_asymmetrize.ipynb #f69e9f87
-def _drop_uncalled(model:nn.Module, x, layers:dict, refused:dict, top:type):
+def _drop_uncalled(model:nn.Module, x, layers:dict, refused:dict):
     "Layers whose forward does not run on x (a parent reads their weight itself, as `nn.MultiheadAttention` reads `out_proj.weight`) made plain again and refused: their F and D would change nothing."
     ran, mods = set(), dict(model.named_modules())
     hooks = [mods[n].register_forward_pre_hook(lambda m, a, n=n: ran.add(n)) for n in layers]
+    was = model.training
     try: call_model(model.eval(), x)
     finally:
         for h in hooks: h.remove()
+        model.train(was)                                                        # the copy keeps the mode the model came in
     for n in [n for n in layers if n not in ran]:
         m, parent = mods[n], mods[n.rpartition('.')[0]] if '.' in n else model
-        m.__class__ = m.__class__.__mro__[2]                                    # (Asymmetric<cls>, _AsymMixin, cls, …): back to cls
-        for b in ('F', 'D'): del m._buffers[b]
-        for a in ('scheme', 'sigma_f', 'n_fixed', 'mask_seed'): delattr(m, a)
+        _plain_again(m)
         del layers[n]; refused[n + '.weight'] = f"{type(parent).__name__} reads this {type(m).__name__}'s weight without calling its forward"
 
 def _refuse(model:nn.Module, x, scheme:str, spec):
@@ -135,7 +142,7 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
         nf = _count(n_fixed, name, shape, bool(writes)) if scheme == 'wasym' else None
         _make_asym(out.get_submodule(name), scheme, sigma_f, nf, density, eps, seed)
         layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes)
-    if x is not None: _drop_uncalled(out, x, layers, refused, type(model))
+    if x is not None: _drop_uncalled(out, x, layers, refused)
     out.asymmetry = dict(scheme=scheme, sigma_f=sigma_f, layers=layers, refused=refused, spec=spec,
                          groups=prove_broken(out, x, spec) if x is not None else {})
     return out
