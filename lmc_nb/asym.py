@@ -10,7 +10,8 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 
 # %% auto #0
-__all__ = ['SCHEMES', 'check_scheme', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'asym_layers', 'dense_twin']
+__all__ = ['SCHEMES', 'check_scheme', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'AsymParam', 'asym_tensors',
+           'asym_layers', 'dense_twin']
 
 # %% ../nbs/01_asym.ipynb #10d2e2a3
 SCHEMES = ('dense', 'wasym', 'syre', 'sparse', 'residual')
@@ -119,6 +120,27 @@ class SigmaAsym(nn.Module):
         if x.ndim == 4: return x * torch.sigmoid(torch.einsum('oc,nchw->nohw', self.F, x))  # channels of a conv map
         return x * torch.sigmoid(x @ self.F.T)
 
+# %% ../nbs/01_asym.ipynb #2b0042a2
+class AsymParam(nn.Module):
+    "The fixed parts $F$, $D$ (NI eq. 1) of a parameter that is not an asymmetric layer's `weight`, kept as child `<name>_asym` of its owner."
+    def __init__(self, F:Tensor=None, D:Tensor=None, scheme:str='wasym', sigma_f:float=1.0, n_fixed:int=None, mask_seed:int=0):
+        super().__init__()
+        self.scheme, self.sigma_f, self.n_fixed, self.mask_seed = scheme, sigma_f, n_fixed, mask_seed
+        self.register_buffer('F', F); self.register_buffer('D', D)
+    effective_weight = _AsymMixin.effective_weight                                 # F + D ⊙ W for the owner's W (passed in)
+
+# %% ../nbs/01_asym.ipynb #670277a4
+def asym_tensors(model:nn.Module)->dict:
+    "{parameter name: (name of the module holding its F and D, that module)} for every asymmetric parameter of `model`: each asymmetric layer's `weight` and each parameter with an `AsymParam`."
+    out = {}
+    for name, m in model.named_modules():
+        p = name + '.' if name else ''
+        if isinstance(m, _AsymMixin): out[p + 'weight'] = (name, m)
+        elif isinstance(m, AsymParam):
+            owner, _, child = name.rpartition('.')
+            out[(owner + '.' if owner else '') + child[:-len('_asym')]] = (name, m)
+    return out
+
 # %% ../nbs/01_asym.ipynb #e4fd21f2
 def asym_layers(model:nn.Module)->dict:
     "Name → layer for every asymmetric layer of `model`."
@@ -126,11 +148,13 @@ def asym_layers(model:nn.Module)->dict:
 
 @torch.no_grad()
 def dense_twin(model:nn.Module)->nn.Module:
-    "A deep copy of `model` whose asymmetric layers hold $W_{\\rm eff}$ as a plain dense weight."
+    "A deep copy of `model` whose asymmetric parameters hold $W_{\\rm eff}$ as plain dense weights (their F and D dropped)."
     import copy
     twin = copy.deepcopy(model)
-    for m in asym_layers(twin).values():
-        m.weight.copy_(m.effective_weight())
-        m.F = m.D = None
-        m.scheme = 'dense'
+    for pname, (_, h) in asym_tensors(twin).items():
+        W = twin.get_parameter(pname)
+        W.copy_(h.effective_weight(W))
+        h.F = h.D = None
+        h.scheme = 'dense'
     return twin
+

@@ -12,7 +12,7 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call
 from .data import Data, Loader
-from .asym import asym_layers, dense_twin
+from .asym import asym_layers, asym_tensors, dense_twin
 from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device
@@ -24,11 +24,11 @@ __all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Ba
 
 # %% ../nbs/05_interp.ipynb #e9399cd7
 def effective_state_dict(model:nn.Module)->dict:
-    "State dict with every asymmetric layer's weight replaced by $W_{\\rm eff}$ and its F, D buffers dropped."
+    "State dict with every asymmetric parameter (a layer's weight, an `AsymParam`'s owner's) replaced by $W_{\\rm eff}$ and its F, D buffers dropped."
     sd = {k: v.detach() for k, v in model.state_dict().items()}
-    for name, m in asym_layers(model).items():
-        p = name + '.' if name else ''
-        with torch.no_grad(): sd[p + 'weight'] = m.effective_weight().detach()
+    for pname, (hname, h) in asym_tensors(model).items():
+        p = hname + '.' if hname else ''
+        with torch.no_grad(): sd[pname] = h.effective_weight(model.get_parameter(pname)).detach()
         sd.pop(p + 'F', None); sd.pop(p + 'D', None)
     return sd
 
