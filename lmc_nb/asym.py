@@ -10,11 +10,12 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 
 # %% auto #0
-__all__ = ['SCHEMES', 'check_scheme', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'AsymParam', 'asym_tensors',
-           'asym_layers', 'dense_twin']
+__all__ = ['SCHEMES', 'ASYM_KEYS', 'check_scheme', 'asym_buffers', 'AsymLinear', 'AsymConv2d', 'SigmaAsym', 'AsymParam',
+           'asym_tensors', 'asym_layers', 'dense_twin']
 
 # %% ../nbs/01_asym.ipynb #10d2e2a3
 SCHEMES = ('dense', 'wasym', 'syre', 'sparse', 'residual')
+ASYM_KEYS = ('scheme', 'sigma_f', 'n_fixed', 'density', 'eps', 'mask_seed')   # config entries that only shape F and D
 
 def check_scheme(scheme):
     "Refuse an unknown symmetry-breaking scheme (one of `SCHEMES`)."

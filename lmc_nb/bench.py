@@ -23,7 +23,7 @@ from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODE
 
 # %% auto #0
 __all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'bench_match', 'bench_sweep', 'bench_ts',
-           'bench_costs', 'bench_memory', 'run_benches']
+           'bench_costs', 'bench_memory', 'bench_report', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -270,10 +270,42 @@ def bench_memory(repeat:int=1, quick:bool=False)->list:
     return [dict(name=f'memory_lewc_mlp256_{n}', ours_mib=round(ours, 1), baseline_mib=round(base, 1), ratio=round(base / max(ours, 1.), 2),
                  ours_mib_at_quarter_n=round(small, 1), baseline='features kept')]
 
-# %% ../nbs/12a_bench.ipynb #c026a595
-BENCHES = {'interp': bench_interp, 'train': bench_train, 'match': bench_match, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory}
+# %% ../nbs/12a_bench.ipynb #443005c7
+def _cli_seconds(out:str, env:dict=None, quick:bool=False)->float:
+    "Wall time of a fresh `lmc report --quiet` (imports included) writing to the new folder `out` (so it trains); raises if it fails."
+    import os, subprocess, sys
+    args = [sys.executable, '-c', 'from lmc_nb.cli import main; main()', 'report', '--quiet', '--out', out] + (['--epochs', '1', '--n', '5000'] if quick else [])
+    t = time.perf_counter(); r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})})
+    if r.returncode: raise RuntimeError(f"lmc report failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+    return time.perf_counter() - t
 
-def run_benches(names=('interp', 'train', 'match', 'sweep', 'ts', 'costs', 'memory'), quick:bool=False, print_lines:bool=True)->list:
+def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
+    "The default report: its training as one group of every scheme vs one group per scheme; the whole command with this CPU's kernels and AVX2's."
+    import shutil, tempfile
+    from lmc_nb.report import get_models
+    from lmc_nb.report_config import ReportConfig
+    import torch._dynamo                                                        # the optimizer's first use imports it: paid before either side is timed
+    cfg = ReportConfig(**(dict(epochs=1, gmm_n=5000) if quick else {}))         # quick: one epoch on 5 000 samples
+    data = load_data(cfg.data, seed=cfg.data_seed, k=cfg.gmm_k, n=cfg.gmm_n)
+    with tempfile.TemporaryDirectory() as d:
+        def fresh(sub, schemes):
+            shutil.rmtree(f'{d}/{sub}', ignore_errors=True)                       # never reuse the saved models
+            return {k: v for s in schemes for k, v in get_models(replace(cfg, out=f'{d}/{sub}', schemes=s), data, progress=False).items()}
+        t_b, base = best_time(lambda: fresh('base', [(s,) for s in cfg.schemes]), repeat)
+        t_o, ours = best_time(lambda: fresh('ours', [cfg.schemes]), repeat)
+        for label in ours:
+            for (_, a), (_, b) in zip(ours[label], base[label]):
+                for p, q in zip(a.state_dict().values(), b.state_dict().values()): torch.testing.assert_close(p, q, atol=1e-4, rtol=1e-4)
+        native = min(_cli_seconds(f'{d}/cli-{k}', quick=quick) for k in range(repeat))
+        avx2 = min(_cli_seconds(f'{d}/avx2-{k}', dict(ATEN_CPU_CAPABILITY='avx2', ONEDNN_MAX_CPU_ISA='AVX2'), quick) for k in range(repeat))
+    return [report_line('report_train_one_group', t_o, t_b, models=sum(len(v) for v in ours.values()), baseline='one group per scheme'),
+            report_line('report_default_cli', native, avx2, baseline='AVX2 kernels', kernels=torch.backends.cpu.get_cpu_capability(),
+                        epochs=cfg.epochs, samples=cfg.gmm_n, target_s=target, within_target=bool(max(native, avx2) <= target))]
+
+# %% ../nbs/12a_bench.ipynb #c026a595
+BENCHES = {'interp': bench_interp, 'train': bench_train, 'report': bench_report, 'match': bench_match, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory}
+
+def run_benches(names=('interp', 'train', 'report', 'match', 'sweep', 'ts', 'costs', 'memory'), quick:bool=False, print_lines:bool=True)->list:
     "Run the named benchmarks, printing one JSON line per result."
     bad = [n for n in names if n not in BENCHES]
     if bad: raise ValueError(f"unknown benchmark {bad[0]!r}; choose one of {list(BENCHES)}")

@@ -12,7 +12,7 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call
 from .data import Data, Loader
-from .asym import asym_layers, asym_tensors, dense_twin
+from .asym import asym_layers, asym_tensors, dense_twin, ASYM_KEYS
 from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device
@@ -33,7 +33,7 @@ def effective_state_dict(model:nn.Module)->dict:
     return sd
 
 # %% ../nbs/05_interp.ipynb #15b8fee3
-_ASYM_KEYS = ('scheme', 'sigma_f', 'n_fixed', 'density', 'eps', 'mask_seed')   # what only shapes F and D: absorbed by effective weights
+_ASYM_KEYS = ASYM_KEYS                                              # what only shapes F and D: absorbed by effective weights
 
 def check_compatible(A:nn.Module, B:nn.Module, effective:bool=False):
     "Raise a `ValueError` naming the first config entry or tensor in which `A` and `B` differ in architecture (or are non-finite)."

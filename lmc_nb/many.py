@@ -13,6 +13,7 @@ from tqdm.auto import tqdm
 from .data import Data, Splits, Loader
 from .checkpoint import find_checkpoint, write_dir_atomic
 from .nnutil import has_batchnorm, autocast_for, on_device
+from .asym import ASYM_KEYS, asym_tensors
 from .train import (TrainConfig, NonFiniteLoss, batch_loss, loss_kind, lr_at, make_optimizer, _check_epochs, _load_opt, _norm_json,
                           _opt_tensors, _written_for)
 
@@ -25,14 +26,28 @@ def _stacked_batches(data:Data, bs:int, gens:list):
     n = len(data)
     while True:   # one epoch per iteration of the outer loop
         perms = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(data.X.device)   # same draws as Loader
-        yield [(data.X[perms[:, i:i + bs]], data.y[perms[:, i:i + bs]]) for i in range(0, n, bs)]
+        yield (_rows(data, perms[:, i:i + bs]) for i in range(0, n, bs))       # gathered step by step: an epoch of S seeds is never copied whole
+
+def _rows(data:Data, idx:Tensor)->tuple:
+    "(X, y) at the (S, B) indices `idx`: `index_select` on the flattened indices, the same values as `X[idx]` (several times faster on CPU)."
+    flat = idx.reshape(-1)
+    return data.X.index_select(0, flat).view(*idx.shape, *data.X.shape[1:]), data.y.index_select(0, flat).view(idx.shape)
 
 # %% ../nbs/03a_many.ipynb #ed0760dc
+def _arch_key(m:nn.Module)->str:
+    "The model's architecture without its symmetry-breaking scheme (`asym.ASYM_KEYS`): models equal in it compute alike given their F and D."
+    if not hasattr(m, 'config'): return type(m).__name__
+    return json.dumps({k: v for k, v in m.config.items() if k not in ASYM_KEYS}, sort_keys=True, default=str)
+
+def _fixed_keys(m:nn.Module)->set:
+    "State-dict names of the model's F and D buffers."
+    return {f"{h}.{b}" if h else b for h, l in asym_tensors(m).values() for b in ('F', 'D') if getattr(l, b) is not None}
+
 def _check_many(models:list, cfg:TrainConfig, seeds:list=None)->list:
-    "Refuse what `train_many` cannot train as one vectorised model (mixed architectures, batch norm, augmentation); the seeds (default 0..S-1)."
-    cfgs = {json.dumps(m.config, sort_keys=True, default=str) if hasattr(m, 'config') else type(m).__name__ for m in models}
+    "Refuse what `train_many` cannot train as one vectorised model (mixed architectures, batch norm, augmentation); the seeds (default 0..S-1). Schemes may differ."
+    cfgs = {_arch_key(m) for m in models}
     if len(cfgs) > 1: raise ValueError(f"train_many: the models differ in architecture (configs {sorted(cfgs)[:2]}); all must be one architecture")
-    if len({tuple((k, v.shape) for k, v in m.state_dict().items()) for m in models}) > 1:
+    if len({tuple((k, v.shape) for k, v in m.state_dict().items() if k not in _fixed_keys(m)) for m in models}) > 1:
         raise ValueError("train_many: the models differ in architecture; all must have the same tensors and shapes")
     if has_batchnorm(models[0]):
         raise ValueError("train_many: batch norm cannot be trained under vmap; use `train` for each model")
@@ -42,12 +57,24 @@ def _check_many(models:list, cfg:TrainConfig, seeds:list=None)->list:
 # %% ../nbs/03a_many.ipynb #c76ece40
 @torch.no_grad()
 def _unstack(models:list, params:dict, buffers:dict)->list:
-    "Load slice j of the stacked `params` and `buffers` into `models[j]`; returns `models`."
-    for j, m in enumerate(models): m.load_state_dict({**{k: v[j] for k, v in params.items()}, **{k: v[j] for k, v in buffers.items()}})
+    "Load slice j of the stacked `params` and `buffers` into `models[j]` (only the tensors it has: a dense model takes no F, D); returns `models`."
+    for j, m in enumerate(models):
+        m.load_state_dict({k: (params[k] if k in params else buffers[k])[j] for k in m.state_dict()})
     return models
 
+@torch.no_grad()
+def _filled(m:nn.Module)->nn.Module:
+    "A copy of `m` in which every asymmetric parameter has both F and D: a missing F is 0, a missing D is 1 (the same function, bit for bit)."
+    m = copy.deepcopy(m)
+    for pname, (_, h) in asym_tensors(m).items():
+        W = m.get_parameter(pname)
+        if h.F is None: h.F = torch.zeros_like(W)
+        if h.D is None: h.D = torch.ones_like(W)
+    return m
+
 def _vmapped(models:list)->tuple:
-    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs."
+    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs; models of several schemes get F = 0, D = 1 where theirs has none."
+    if len({frozenset(_fixed_keys(m)) for m in models}) > 1: models = [_filled(m) for m in models]
     params, buffers = stack_module_state(models)
     base = copy.deepcopy(models[0]).to('meta')
     return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))

@@ -64,33 +64,36 @@ def _mark_done(path:Path):
     write_atomic(f, lambda tmp: tmp.write_text(json.dumps({**json.loads(f.read_text()), 'done': True}, indent=1)))
 
 # %% ../nbs/12_report.ipynb #07c9501a
-def _train_fresh(cfg:ReportConfig, data:Splits, label:str, mcfg:dict, todo:list, progress:bool)->list:
-    "Train the models of seeds `todo` (vectorised when the architecture allows, else one by one with resumable checkpoints) and save them."
+def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
+    "Train the models of `jobs` [(label, model config, seeds)], all schemes as one vectorised group when the architecture allows (`many`), else one by one with resumable checkpoints; save them. {label: models}."
     out, data = Path(cfg.out) / 'models', data.to(cfg.device)
-    fresh = [init_model(mcfg, s).to(cfg.device) for s in todo]
-    vec, t0 = len(fresh) > 1 and not has_batchnorm(fresh[0]) and not data.meta.get('augment'), time.perf_counter()
+    fresh = {label: [init_model(mcfg, s).to(cfg.device) for s in todo] for label, mcfg, todo in jobs}
+    every, seeds = [m for ms in fresh.values() for m in ms], [s for _, _, todo in jobs for s in todo]
+    vec, t0 = len(every) > 1 and not has_batchnorm(every[0]) and not data.meta.get('augment'), time.perf_counter()
     if vec:                                                                           # resumable: the group's checkpoint is keyed by all it depends on
-        key = hashlib.sha1(json.dumps([mcfg, asdict(_train_cfg(cfg, data, 0)), data_key(cfg), todo], sort_keys=True, default=str).encode()).hexdigest()[:12]
-        for q in out.glob(f'{label}-group-*.ckpt*'):
-            if not q.name.startswith(f'{label}-group-{key}.ckpt'): shutil.rmtree(q, ignore_errors=True)       # stale: other settings
-        train_many(fresh, data, _train_cfg(cfg, data, 0), seeds=todo, progress=progress, ckpt=out / f'{label}-group-{key}.ckpt')
-    for s, m in zip(todo, fresh):
-        ck = out / f'{label}-s{s}.ckpt'
-        if not vec:
-            if not resumable(ck, m, _train_cfg(cfg, data, s)):                       # stale: written for another config
-                for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
-            train(m, data, _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
-        save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=False,
-                                                      seconds=(time.perf_counter() - t0) / max(1, len(todo))))
-        shutil.rmtree(ck, ignore_errors=True)                                         # per-epoch state no longer needed
-    for s in todo: _mark_done(out / f'{label}-s{s}')                                  # together, last: a kill before redoes the group from its checkpoint
-    for q in out.glob(f'{label}-group-*.ckpt*'): shutil.rmtree(q, ignore_errors=True)
+        key = hashlib.sha1(json.dumps([[j[1] for j in jobs], asdict(_train_cfg(cfg, data, 0)), data_key(cfg), seeds], sort_keys=True, default=str).encode()).hexdigest()[:12]
+        for q in out.glob('*group-*.ckpt*'):
+            if not q.name.startswith(f'group-{key}.ckpt'): shutil.rmtree(q, ignore_errors=True)       # stale: other settings
+        train_many(every, data, _train_cfg(cfg, data, 0), seeds=seeds, progress=progress, ckpt=out / f'group-{key}.ckpt')
+    for label, mcfg, todo in jobs:
+        for s, m in zip(todo, fresh[label]):
+            ck = out / f'{label}-s{s}.ckpt'
+            if not vec:
+                if not resumable(ck, m, _train_cfg(cfg, data, s)):                   # stale: written for another config
+                    for q in (ck, ck.with_name(ck.name + '.old')): shutil.rmtree(q, ignore_errors=True)
+                train(m, data, _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
+            save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=False,
+                                                          seconds=(time.perf_counter() - t0) / max(1, len(every))))
+            shutil.rmtree(ck, ignore_errors=True)                                     # per-epoch state no longer needed
+    for label, _, todo in jobs:
+        for s in todo: _mark_done(out / f'{label}-s{s}')                              # together, last: a kill before redoes the group from its checkpoint
+    for q in out.glob('*group-*.ckpt*'): shutil.rmtree(q, ignore_errors=True)
     return fresh
 
 # %% ../nbs/12_report.ipynb #87e8166d
 def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
     "label → list of (seed, model): trained (vectorised where possible), reused from `out/models`, or loaded from `from_dir`."
-    models = {}
+    models, jobs = {}, []
     for scheme in cfg.schemes:
         label, mcfg = model_label(cfg.arch, scheme), model_config(cfg, scheme, data)
         if cfg.from_dir:
@@ -98,8 +101,11 @@ def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
             models[label] = [(s, load_model(src / f'{label}-s{s}', cfg.device)[0]) for s in cfg.seeds]
             continue
         have, todo = _reusable(cfg, data, label, mcfg)
-        have.update(zip(todo, _train_fresh(cfg, data, label, mcfg, todo, progress)))
-        models[label] = [(s, have[s]) for s in cfg.seeds]
+        models[label] = have; jobs.append((label, mcfg, todo))
+    fresh = _train_fresh(cfg, data, [j for j in jobs if j[2]], progress) if any(j[2] for j in jobs) else {}   # every scheme's seeds as one group
+    for label, _, todo in jobs:
+        models[label].update(zip(todo, fresh.get(label, [])))
+        models[label] = [(s, models[label][s]) for s in cfg.seeds]
     return models
 
 # %% ../nbs/12_report.ipynb #68f91421
