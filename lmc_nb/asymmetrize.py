@@ -173,7 +173,8 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
                 density:float=0.15, eps:float=0.5, mask_seed:int=0,
                 seeds:dict=None, # {layer: mask seed}; default `layer_seed(mask_seed, i)` for the i-th layer in module order
                 spec:PermSpec=None, # default `auto_spec(model, x)`
-               )->nn.Module: # a copy whose `asymmetry` says what was made asymmetric, what was refused and (with `x`) each group's proof
+                prove:bool=True, # with `x`: prove each group broken (False: routing only, e.g. another seed of an architecture already proved)
+               )->nn.Module: # a copy whose `asymmetry` says what was made asymmetric, what was refused and (with `x` and `prove`) each group's proof
     "A copy of `model` whose linear and convolutional layers touched by a permutation group compute with $F + D\\odot W$ (NI eq. 1); parameters keep their names and shapes."
     _refuse(model, x, scheme, spec)
     spec = auto_spec(model, x) if spec is None else spec
@@ -190,7 +191,7 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
         layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes)
     if x is not None: _route_uncalled(out, x, layers, refused)
     out.asymmetry = dict(scheme=scheme, sigma_f=sigma_f, layers=layers, refused=refused, spec=spec,
-                         groups=prove_broken(out, x, spec) if x is not None else {})
+                         groups=prove_broken(out, x, spec) if x is not None and prove else {})
     return out
 
 # %% ../nbs/06i_asymmetrize.ipynb #2f233b25
@@ -288,4 +289,4 @@ def asym_markdown(rows:list)->str:
     "Rows of `asym_row` as a Markdown table."
     head = '| model | result | groups | asymmetric layers | refused tensors | smallest output change |\n|---|---|---|---|---|---|\n'
     return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('layers', '')} | "
-                          f"{r.get('refused', '')} | {r['min_change']:.2f} |\n".replace('| inf |', '| – |') if 'groups' in r else f"| {r['model']} | REFUSED: {r['reason']} | | | | |\n" for r in rows)
+                          f"{r.get('refused', '')} | {r['min_change']:.2g} |\n".replace('| inf |', '| – |') if 'groups' in r else f"| {r['model']} | REFUSED: {r['reason']} | | | | |\n" for r in rows)

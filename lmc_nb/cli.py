@@ -63,12 +63,15 @@ def _data_args(g, d:dict):
     g.add_argument('--root', default=d['root'], help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
     g.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
     g.add_argument('--limit', type=_positive(int), default=d['limit'], help='image data: use only the first N samples (default: all)')
+    g.add_argument('--channels', type=_positive(int), default=d['channels'], help='repeat grey images to this many channels (e.g. 3 for an unmodified torchvision model)')
 
 # %% ../nbs/12b_cli.ipynb #87e042b6
 def _model_args(g, d:dict):
     "`report`'s model and training options (`ReportModels`; `d`: its defaults)."
     from lmc_nb.report_config import ASYM_ARCHS, SCHEMES, NORMS, ACTS
     g.add_argument('--arch', default=d['arch'], help=' | '.join(ASYM_ARCHS))
+    g.add_argument('--model', default=d['model'], help="your architecture instead of --arch: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
+    g.add_argument('--model-kwargs', type=_json_dict, default=None, help='keyword arguments of --model\'s factory, as JSON (e.g. \'{"num_classes": 10}\')')
     g.add_argument('--scheme', default=_join(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
     g.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
     g.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
@@ -85,7 +88,7 @@ def _model_args(g, d:dict):
 def _run_args(g, d:dict):
     "`report`'s measurement and output options (`ReportRun`; `d`: its defaults)."
     from lmc_nb.report_config import ALIGNERS
-    g.add_argument('--align', default=_join(d['align']), help=f"comma-separated alignment methods: {', '.join(ALIGNERS)}")
+    g.add_argument('--align', default=None, help=f"comma-separated alignment methods: {', '.join(ALIGNERS)} (default: {_join(d['align'])}; with --model: none,weight,activation)")
     g.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
     g.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
     g.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
@@ -187,10 +190,12 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
 # %% ../nbs/12b_cli.ipynb #78d0a263
 def _report(a)->int:
     from lmc_nb.report import ReportConfig, run_report
+    from lmc_nb.report_config import OWN_ALIGN
     width = a.width if a.width is not None else (64 if a.arch in ('mlp', 'vit') else 1)
+    align = _list(a.align) if a.align is not None else (OWN_ALIGN if a.model else ReportConfig.align)
     cfg = ReportConfig(data=a.data, arch=a.arch, schemes=_list(a.scheme), sigma_f=a.sigma_f, width=width, depth=a.depth,
                        norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
-                       align=_list(a.align), lams=a.lams, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
+                       align=align, lams=a.lams, model=a.model, model_kwargs=a.model_kwargs, channels=a.channels, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
                        device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force)
     run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())

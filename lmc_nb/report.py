@@ -22,6 +22,8 @@ from .zoo import run_model_config, run_train_config
 from .pairs import ALIGNERS
 from .report_config import ReportConfig, model_label   # the configuration: `12_config`
 from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
+from .align import build_model, check_takes, with_channels
+from .own import own_label, own_config, init_own, own_spec, asym_summary, describe_own, OWN_ALIGNERS   # your architecture: `12_own`
 
 # %% auto #0
 __all__ = ['model_config', 'data_key', 'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
@@ -35,7 +37,7 @@ def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:
 def data_key(cfg:ReportConfig)->dict:
     "Everything about the data that determines trained weights: part of the key under which models are reused."
     return dict(data=cfg.data, data_seed=cfg.data_seed, limit=cfg.limit,
-                **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {}))
+                **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {}), **(dict(channels=cfg.channels) if cfg.channels else {}))
 
 def _train_cfg(cfg:ReportConfig, data:Splits, seed:int)->TrainConfig:
     return run_train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data)
@@ -48,12 +50,27 @@ def _matches(path:Path, mcfg:dict, tcfg:TrainConfig, dkey:dict)->bool:
             and meta.get('data') == json.loads(json.dumps(dkey)) and meta.get('done', False))
 
 # %% ../nbs/12_report.ipynb #346aee12
+def _own(mcfg:dict)->bool: return 'factory' in mcfg                              # a model of your own (`12_own`), not the library's
+
+def _init(mcfg:dict, seed:int)->torch.nn.Module:
+    "A fresh model of `mcfg` from `seed`: the library's (`init_model`) or your own (`own.init_own`)."
+    return init_own(mcfg, seed) if _own(mcfg) else init_model(mcfg, seed)
+
+def _load(path, mcfg:dict, device)->torch.nn.Module:
+    "A saved model: the library's rebuilt from its config; your own built (and made asymmetric) again, then filled."
+    return load_model(path, device, model=init_own(mcfg, 0) if _own(mcfg) else None)[0]
+
+def _label_config(cfg:ReportConfig, scheme:str, data:Splits)->tuple:
+    "(label, model config) of one scheme: the library's architecture `arch`, or your own `model`."
+    if cfg.model: return model_label(own_label(cfg.model), scheme), own_config(cfg.model, cfg.model_kwargs, scheme, cfg.sigma_f, cfg.mask_seed, data.in_shape)
+    return model_label(cfg.arch, scheme), model_config(cfg, scheme, data)
+
 def _reusable(cfg:ReportConfig, data:Splits, label:str, mcfg:dict)->tuple:
     "Seeds whose finished model in `out/models` matches the settings exactly (loaded), and the seeds still to train."
     out, have, todo = Path(cfg.out) / 'models', {}, []
     for s in cfg.seeds:
         p = out / f'{label}-s{s}'
-        if _matches(p, mcfg, _train_cfg(cfg, data, s), data_key(cfg)): have[s] = load_model(p, cfg.device)[0]
+        if _matches(p, mcfg, _train_cfg(cfg, data, s), data_key(cfg)): have[s] = _load(p, mcfg, cfg.device)
         else: todo.append(s)
     return have, todo
 
@@ -67,9 +84,10 @@ def _mark_done(path:Path):
 def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
     "Train the models of `jobs` [(label, model config, seeds)], all schemes as one vectorised group when the architecture allows (`many`), else one by one with resumable checkpoints; save them. {label: models}."
     out, data = Path(cfg.out) / 'models', data.to(cfg.device)
-    fresh = {label: [init_model(mcfg, s).to(cfg.device) for s in todo] for label, mcfg, todo in jobs}
+    fresh = {label: [_init(mcfg, s).to(cfg.device) for s in todo] for label, mcfg, todo in jobs}
     every, seeds = [m for ms in fresh.values() for m in ms], [s for _, _, todo in jobs for s in todo]
-    vec, t0 = len(every) > 1 and not has_batchnorm(every[0]) and not data.meta.get('augment'), time.perf_counter()
+    vec = len(every) > 1 and not has_batchnorm(every[0]) and not data.meta.get('augment') and not _own(jobs[0][1])   # yours: one by one
+    t0 = time.perf_counter()
     if vec:                                                                           # resumable: the group's checkpoint is keyed by all it depends on
         key = hashlib.sha1(json.dumps([[j[1] for j in jobs], asdict(_train_cfg(cfg, data, 0)), data_key(cfg), seeds], sort_keys=True, default=str).encode()).hexdigest()[:12]
         for q in out.glob('*group-*.ckpt*'):
@@ -95,10 +113,10 @@ def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
     "label → list of (seed, model): trained (vectorised where possible), reused from `out/models`, or loaded from `from_dir`."
     models, jobs = {}, []
     for scheme in cfg.schemes:
-        label, mcfg = model_label(cfg.arch, scheme), model_config(cfg, scheme, data)
+        label, mcfg = _label_config(cfg, scheme, data)
         if cfg.from_dir:
             src = Path(cfg.from_dir); src = src / 'models' if (src / 'models').exists() else src
-            models[label] = [(s, load_model(src / f'{label}-s{s}', cfg.device)[0]) for s in cfg.seeds]
+            models[label] = [(s, _load(src / f'{label}-s{s}', mcfg, cfg.device)) for s in cfg.seeds]
             continue
         have, todo = _reusable(cfg, data, label, mcfg)
         models[label] = have; jobs.append((label, mcfg, todo))
@@ -133,6 +151,7 @@ def _report_header(cfg:ReportConfig, data:Splits, models:dict)->dict:
                 data=dict(name=data.name, n_train=len(data.train), n_val=len(data.val), n_test=len(data.test),
                           in_shape=list(data.in_shape), n_classes=data.n_classes),
                 architectures={label: getattr(ms[0][1], 'config', None) for label, ms in models.items()},
+                asymmetry={label: s for label, ms in models.items() if (s := asym_summary(ms[0][1])) is not None},
                 models=[], results=[])
 
 # %% ../nbs/12_report.ipynb #9ce7dace
@@ -140,7 +159,9 @@ def _align_result(label:str, ms:list, align:str, cfg:ReportConfig, data:Splits)-
     "One `results` entry: every pair's curve after `align`, and the barriers' mean, std and interval over pairs."
     pairs = []
     for (sa, A), (sb, B) in zip(ms[0::2], ms[1::2]):
-        Ap, Bp = (A, B) if align == 'none' else (dense_twin(A), ALIGNERS[align](A, B, data))
+        if align == 'none': Ap, Bp = A, B
+        elif _own(A.config): Ap, Bp = dense_twin(A), OWN_ALIGNERS[align](A, B, data, own_spec(A.config))   # over the derived spec
+        else: Ap, Bp = dense_twin(A), ALIGNERS[align](A, B, data)
         c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train)
         pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
     res = dict(model=label, align=align, n_pairs=len(pairs))
@@ -166,15 +187,16 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     cfg = cfg or ReportConfig()
     t0 = time.perf_counter()
     check_out(cfg)
-    data = load_data(cfg.data, seed=cfg.data_seed, root=cfg.root, download=cfg.download, limit=cfg.limit,
-                     **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {})).to(cfg.device)
+    data = with_channels(load_data(cfg.data, seed=cfg.data_seed, root=cfg.root, download=cfg.download, limit=cfg.limit,
+                                   **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {})), cfg.channels).to(cfg.device)
+    if cfg.model: check_takes(build_model(cfg.model, cfg.model_kwargs), data)    # your model on this data, refused in one line before training
     models = get_models(cfg, data, progress)
     out = Path(cfg.out); out.mkdir(parents=True, exist_ok=True)
     rep = _report_header(cfg, data, models)
     for label, ms in models.items():
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
         rep['results'] += [_align_result(label, ms, align, cfg, data) for align in cfg.align]
-        if cfg.lewc and activation_modules(ms[0][1]):
+        if cfg.lewc and not cfg.model and activation_modules(ms[0][1]):          # LEWC reads the library's layer order
             d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
             rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict()))
     rep['seconds'] = time.perf_counter() - t0
@@ -247,7 +269,8 @@ def report_markdown(rep:dict)->str:
          f"Data: **{rep['data']['name']}** ({rep['data']['n_train']} train / {rep['data']['n_test']} test samples). "
          f"{c['epochs']} epochs, AdamW lr {c['lr']}, weight decay {c['wd']}, batch {c['bs']}; seeds {c['seeds']} paired "
          f"consecutively into {n} independent pair(s). Generated by lmc-nb {rep['lmc_nb_version']} in {rep['seconds']:.0f} s.", "",
-         "Models:", ""] + [f"- **{lab}**: {describe_arch(a)}" for lab, a in rep.get('architectures', {}).items()] + [""]
+         "Models:", ""] + [f"- **{lab}**: {describe_arch(a) if 'arch' in a else describe_own(a, rep.get('asymmetry', {}).get(lab))}"
+                           for lab, a in rep.get('architectures', {}).items()] + [""]
     L += _barrier_table(rep) + ["", _columns_note(c['lams'], n)]
     un = {r['model']: r['loss_barrier'] for r in res if r['align'] == 'none' and r['loss_barrier'] is not None}
     if len(un) > 1:

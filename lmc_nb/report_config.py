@@ -15,7 +15,7 @@ from .archs import ASYM_ARCHS
 from .pairs import ALIGNERS
 
 # %% auto #0
-__all__ = ['LABEL_PREFIX', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig']
+__all__ = ['LABEL_PREFIX', 'OWN_ALIGN', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig']
 
 # %% ../nbs/12_config.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
@@ -36,12 +36,15 @@ class ReportData:
     root:str = None           # image data root (default: $LMC_DATA or ~/.cache/lmc_nb)
     download:bool = False     # let torchvision download missing image data
     limit:int = None          # image data: use only the first `limit` pooled samples
+    channels:int = None       # repeat grey images to this many channels (e.g. 3 for an unmodified torchvision model)
 
 # %% ../nbs/12_config.ipynb #40cf499e
 @dataclass
 class ReportModels:
     "The models: architecture, symmetry-breaking schemes, training, and the seeds that are paired."
     arch:str = 'mlp'
+    model:str = None          # your architecture instead of `arch`: 'module:name' or 'file.py:name' (`align.load_factory`)
+    model_kwargs:dict = None  # keyword arguments of `model`'s factory
     schemes:tuple = ('dense', 'wasym')
     sigma_f:float = 1.0
     width:float = 64          # MLP hidden width, ResNet-20 / VGG-11 width multiplier, or ViT embedding dimension
@@ -83,6 +86,20 @@ def _check_device(device:str):
     compute_device(device)
 
 # %% ../nbs/12_config.ipynb #92288fd2
+OWN_ALIGN = ('none', 'weight', 'activation')   # the alignment methods a model of your own gets (its spec derived by `auto_spec`)
+
+def _check_own(c:ReportConfig):
+    "Refuse what a report on your own architecture cannot do: an unknown factory, kwargs that are no JSON object, an alignment it does not support."
+    if c.model is None:
+        if c.model_kwargs: raise ValueError("model_kwargs: given without model (--model 'module:name')")
+        return
+    from lmc_nb.align import load_factory                     # imports it now: a typo fails before any training
+    load_factory(c.model)
+    if c.model_kwargs is not None and not isinstance(c.model_kwargs, dict): raise ValueError(f"model_kwargs: expected a dict, got {type(c.model_kwargs).__name__}")
+    bad = [a for a in c.align if a not in OWN_ALIGN]
+    if bad: raise ValueError(f"align {bad[0]!r} is not available for --model; choose from {list(OWN_ALIGN)}")
+    if c.channels is not None and c.channels < 1: raise ValueError(f"channels: must be positive, got {c.channels}")
+
 def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
     for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES), ('align', c.align, ALIGNERS),
@@ -101,5 +118,6 @@ def _check_report(c:ReportConfig):
     for key in ('sigma_f', 'wd', 'lr'):                  # a scale, a decay and a step: finite, and never negative
         if not (math.isfinite(getattr(c, key)) and getattr(c, key) >= 0): raise ValueError(f"{key}: must be a finite number >= 0, got {getattr(c, key)!r}")
     _check_device(c.device)
+    _check_own(c)
     if c.arch in ('mlp', 'vit') and c.width != int(c.width): raise ValueError(f"width: {c.arch} needs a whole number, got {c.width}")
     if c.limit is not None and c.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {c.limit}")
