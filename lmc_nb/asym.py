@@ -112,14 +112,19 @@ class AsymConv2d(_AsymMixin, nn.Conv2d):
 
 # %% ../nbs/01_asym.ipynb #eb29dc4f
 class SigmaAsym(nn.Module):
-    "σ-asymmetric activation (Lim et al. 2024, FiGLU): $x\\odot\\mathrm{sigmoid}(Fx)$ with a fixed random $F$."
-    def __init__(self, width:int, sigma:float=1.0, mask_seed:int=0):
+    "σ-asymmetric activation (Lim et al. 2024, FiGLU): $x\\odot\\mathrm{sigmoid}(Fx)$ with a fixed random $F$, on the units of `axis` (None: channels of a 4-d map, else the last axis)."
+    def __init__(self, width:int, sigma:float=1.0, mask_seed:int=0, axis:int=None):
         super().__init__()
+        self.axis = axis
         g = torch.Generator().manual_seed(mask_seed)
         self.register_buffer('F', torch.randn(width, width, generator=g) * sigma / math.sqrt(width))
     def forward(self, x):
-        if x.ndim == 4: return x * torch.sigmoid(torch.einsum('oc,nchw->nohw', self.F, x))  # channels of a conv map
-        return x * torch.sigmoid(x @ self.F.T)
+        ax = getattr(self, 'axis', None)                                         # (models pickled before `axis` existed)
+        ax = (1 if x.ndim == 4 else x.ndim - 1) if ax is None else ax % x.ndim
+        if x.ndim == 4 and ax == 1: return x * torch.sigmoid(torch.einsum('oc,nchw->nohw', self.F, x))  # channels of a conv map
+        if ax == x.ndim - 1: return x * torch.sigmoid(x @ self.F.T)
+        h = x.movedim(ax, -1)
+        return (h * torch.sigmoid(h @ self.F.T)).movedim(-1, ax)
 
 # %% ../nbs/01_asym.ipynb #2b0042a2
 class AsymParam(nn.Module):

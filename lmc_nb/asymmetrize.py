@@ -9,16 +9,16 @@ import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call
-from .asym import asym_buffers, check_scheme, asym_layers, asym_tensors, AsymParam, _AsymMixin
+from .asym import asym_buffers, check_scheme, asym_layers, asym_tensors, AsymParam, SigmaAsym, _AsymMixin
 from .models import layer_seed
 from .nnutil import call_model, model_outputs
-from .perm import PermSpec, apply_perm
+from .perm import PermSpec, Axis, apply_perm
 from .autospec import auto_spec, trace_spaces, _spaces_to_groups
 
 # %% auto #0
-__all__ = ['PARAM_FORMS', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets', 'asymmetrize',
-           'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken', 'remaining_symmetry', 'asym_row',
-           'asym_markdown']
+__all__ = ['PARAM_FORMS', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets',
+           'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken', 'remaining_symmetry',
+           'alignment_spec', 'asym_row', 'asym_markdown']
 
 # %% ../nbs/06i_asymmetrize.ipynb #9de30b76
 def _linear_eff(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
@@ -158,9 +158,10 @@ def _route_uncalled(model:nn.Module, x, layers:dict, refused:dict):
 
 def _refuse(model:nn.Module, x, scheme:str, spec):
     "Refuse what `asymmetrize` cannot do: an unknown or 'dense' scheme, a model asymmetric already, neither an input nor a spec."
-    check_scheme(scheme)
-    if scheme == 'dense': raise ValueError("asymmetrize: 'dense' breaks nothing; choose 'wasym', 'syre', 'sparse' or 'residual'")
-    done = [n for n, (_, h) in asym_tensors(model).items() if h.scheme != 'dense']
+    if scheme != 'sigma': check_scheme(scheme)
+    if scheme == 'dense': raise ValueError("asymmetrize: 'dense' breaks nothing; choose 'wasym', 'syre', 'sparse', 'residual' or 'sigma'")
+    if scheme == 'sigma' and x is None: raise ValueError("asymmetrize: scheme 'sigma' needs an example input x (to find each activation's units)")
+    done = [n for n, (_, h) in asym_tensors(model).items() if h.scheme != 'dense'] + [n for n, m in model.named_modules() if isinstance(m, SigmaAsym)]
     if done: raise ValueError(f"asymmetrize: the model already has asymmetric layers ({', '.join(done[:3])})")
     if spec is None and x is None: raise ValueError("asymmetrize: pass an example input x (to derive the spec) or a spec")
 
@@ -168,7 +169,7 @@ def _refuse(model:nn.Module, x, scheme:str, spec):
 # %% ../nbs/06i_asymmetrize.ipynb #cd296fa1
 @torch.no_grad()
 def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an example input: a tensor, a tuple, or a dict of keyword arguments
-                scheme:str='wasym', # one of `asym.SCHEMES` but 'dense'
+                scheme:str='wasym', # one of `asym.SCHEMES` but 'dense', or 'sigma' (σ-asymmetric activations)
                 sigma_f:float=1.0, n_fixed=None, # wasym: an int, {layer: int}, or None (`default_fixed`)
                 density:float=0.15, eps:float=0.5, mask_seed:int=0,
                 seeds:dict=None, # {layer: mask seed}; default `layer_seed(mask_seed, i)` for the i-th layer in module order
@@ -178,6 +179,7 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
     "A copy of `model` whose linear and convolutional layers touched by a permutation group compute with $F + D\\odot W$ (NI eq. 1); parameters keep their names and shapes."
     _refuse(model, x, scheme, spec)
     spec = auto_spec(model, x) if spec is None else spec
+    if scheme == 'sigma': return _sigma_model(model, x, spec, sigma_f, mask_seed, seeds, prove)
     targets, refused = asym_targets(model, spec)
     out, mods, layers = copy.deepcopy(model), dict(model.named_modules()), {}
     targets_own = {n.rpartition('.')[2] for n in targets if n not in mods}
@@ -188,7 +190,7 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
         mod, _, pn = name.rpartition('.')
         if pn in targets_own: _make_param_asym(out.get_submodule(mod), pn, scheme, sigma_f, nf, density, eps, seed)
         else: _make_asym(out.get_submodule(name), scheme, sigma_f, nf, density, eps, seed)
-        layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes)
+        layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes, **(dict(read_by=mod) if pn in targets_own else {}))
     if x is not None: _route_uncalled(out, x, layers, refused)
     out.asymmetry = dict(scheme=scheme, sigma_f=sigma_f, layers=layers, refused=refused, spec=spec,
                          groups=prove_broken(out, x, spec) if x is not None and prove else {})
@@ -234,6 +236,8 @@ def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
         m = held[e.tensor][1]
         for t in (m.F, m.D):
             if t is not None: sig.append(e.to_front(t))
+    gates = [m.F.diagonal()[:, None] for m in model.modules() if isinstance(m, SigmaAsym) and g in getattr(m, 'unit_groups', ())]
+    sig += gates                                                                # a σ gate: P F Pᵀ = F forces P = I when F's diagonal is distinct
     if not sig: return False, 0
     s = torch.cat(sig, 1)
     return len(torch.unique(s, dim=0)) == len(s), len(sig)
@@ -256,8 +260,8 @@ def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, 
 def remaining_symmetry(model:nn.Module, x, rtol:float=None)->dict:
     "{group: [Axis]} over the trainable tensors that tracing `model` itself, with every F and D a constant, still finds and that still leave its outputs on x unchanged."
     twin = copy.deepcopy(model)
-    for _, m in asym_tensors(twin).values():
-        for b in ('F', 'D'):
+    for m in [m for _, m in asym_tensors(twin).values()] + [m for m in twin.modules() if isinstance(m, SigmaAsym)]:
+        for b in ('F', 'D') if not isinstance(m, SigmaAsym) else ('F',):
             t = m._buffers.pop(b)
             if t is not None: m.register_buffer(b, t, persistent=False)          # not state: the tracer holds it fixed
             else: setattr(m, b, None)
@@ -267,6 +271,66 @@ def remaining_symmetry(model:nn.Module, x, rtol:float=None)->dict:
     errs = trainable_errors(generic_point(model, x), x, spec)                  # at a generic point, as `prove_broken`
     rtol = 1e3 * torch.finfo(torch.float32).eps if rtol is None else rtol
     return {g: spec.groups[g] for g, e in errs.items() if e <= rtol}
+
+# %% ../nbs/06i_asymmetrize.ipynb #6805d186
+ELEMENTWISE = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.CELU, nn.SELU, nn.GELU, nn.SiLU, nn.Mish, nn.Hardswish, nn.Hardsigmoid,
+               nn.Hardtanh, nn.Tanh, nn.Sigmoid, nn.Softplus)              # parameter-free activation modules acting on each unit alone
+_UNITS_LAST = (nn.Linear, nn.LayerNorm)                                      # after these, the units are the last axis
+_UNITS_AT_1 = (nn.modules.conv._ConvNd, nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.modules.instancenorm._InstanceNorm)   # … axis 1
+
+def _activation_calls(model:nn.Module, x)->dict:
+    "{activation module name: [(its input's shape, the unit-writing layer that ran last before it)]} for every `ELEMENTWISE` module called on x."
+    mods, last, calls = dict(model.named_modules()), [None], {}
+    def after(n): return lambda m, a, o: last.__setitem__(0, n)
+    def before(n): return lambda m, a: calls.setdefault(n, []).append((tuple(a[0].shape) if a and isinstance(a[0], Tensor) else None, last[0]))
+    hooks = [m.register_forward_hook(after(n)) for n, m in mods.items() if isinstance(m, _UNITS_LAST + _UNITS_AT_1)]
+    hooks += [m.register_forward_pre_hook(before(n)) for n, m in mods.items() if type(m) in ELEMENTWISE]
+    was = model.training
+    try: call_model(model.eval(), x)
+    finally:
+        for h in hooks: h.remove()
+        model.train(was)
+    return calls
+
+# %% ../nbs/06i_asymmetrize.ipynb #1f3fed72
+def _sigma_site(model:nn.Module, name:str, calls:list, spec:PermSpec, sizes:dict)->dict:
+    "dict(width, axis, groups) for one activation module, or dict(why=…) when its units cannot be told."
+    mods, by, out = dict(model.named_modules()), spec.by_tensor(), []
+    for shape, prev in calls:
+        if shape is None or prev is None: return dict(why='no linear, convolution or norm layer runs before it')
+        axis = len(shape) - 1 if isinstance(mods[prev], _UNITS_LAST) else 1
+        groups = sorted({g for g, e in by.get(f'{prev}.weight', []) + by.get(f'{prev}.bias', []) if e.axis == 0})
+        if not groups: return dict(why=f'the layer before it ({prev}) writes no permutation group')
+        if any(sizes[g] != shape[axis] for g in groups): return dict(why=f'its width {shape[axis]} on axis {axis} is not the units of {prev}')
+        out.append((shape[axis], axis, len(shape), groups))
+    if len({(w, a, d) for w, a, d, _ in out}) > 1: return dict(why='called on inputs of different widths or layouts')
+    w, a, d, _ = out[0]
+    return dict(width=w, axis=a - d if a == d - 1 else a, groups=sorted({g for *_, gs in out for g in gs}))
+
+def _sigma_model(model:nn.Module, x, spec:PermSpec, sigma:float, mask_seed:int, seeds:dict, prove:bool)->nn.Module:
+    "`asymmetrize` with scheme 'sigma': every activation module whose units can be told replaced by a σ-asymmetric gate."
+    out, layers, refused = copy.deepcopy(model), {}, {}
+    sizes = spec.check({k: v.detach() for k, v in model.state_dict().items()})
+    for i, (name, calls) in enumerate(_activation_calls(out, x).items()):
+        site = _sigma_site(out, name, calls, spec, sizes)
+        if 'why' in site: refused[name] = site['why']; continue
+        seed = layer_seed(mask_seed, 100 + i) if seeds is None else seeds[name]
+        gate = SigmaAsym(site['width'], sigma, seed, axis=site['axis']).to(x.device if isinstance(x, Tensor) else 'cpu')
+        gate.unit_groups, gate.mask_seed = site['groups'], seed
+        parent, _, child = name.rpartition('.')
+        setattr(out.get_submodule(parent), child, gate)
+        layers[name] = dict(width=site['width'], axis=site['axis'], seed=seed, writes=site['groups'])
+    out.asymmetry = dict(scheme='sigma', sigma_f=sigma, layers=layers, refused=refused, spec=spec,
+                         groups=prove_broken(out, x, spec) if prove else {})
+    return out
+
+def alignment_spec(model:nn.Module, spec:PermSpec=None)->PermSpec:
+    "The spec that permutes an asymmetrized model without changing its function: `spec` (default the model's derived one) plus every σ gate's F on both axes of its groups."
+    spec = spec or model.asymmetry['spec']; groups = {g: list(es) for g, es in spec.groups.items()}
+    for n, m in model.named_modules():
+        if isinstance(m, SigmaAsym) and getattr(m, 'unit_groups', None):
+            for g in m.unit_groups: groups[g] += [Axis(f'{n}.F', 0), Axis(f'{n}.F', 1)]
+    return PermSpec(groups)
 
 # %% ../nbs/06i_asymmetrize.ipynb #76af4041
 def asym_row(name:str, model:nn.Module, x, scheme:str='wasym', **kw)->dict:
