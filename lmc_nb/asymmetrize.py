@@ -330,7 +330,8 @@ def alignment_spec(model:nn.Module, spec:PermSpec=None)->PermSpec:
     for n, m in model.named_modules():
         if isinstance(m, SigmaAsym) and getattr(m, 'unit_groups', None):
             for g in m.unit_groups: groups[g] += [Axis(f'{n}.F', 0), Axis(f'{n}.F', 1)]
-    return PermSpec(groups)
+    out = copy.copy(spec); out.groups = groups                                  # a derived spec keeps its feature points (activation matching)
+    return out
 
 # %% ../nbs/06i_asymmetrize.ipynb #76af4041
 def asym_row(name:str, model:nn.Module, x, scheme:str='wasym', **kw)->dict:

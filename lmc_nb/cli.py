@@ -72,7 +72,7 @@ def _model_args(g, d:dict):
     g.add_argument('--arch', default=d['arch'], help=' | '.join(ASYM_ARCHS))
     g.add_argument('--model', default=d['model'], help="your architecture instead of --arch: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
     g.add_argument('--model-kwargs', type=_json_dict, default=None, help='keyword arguments of --model\'s factory, as JSON (e.g. \'{"num_classes": 10}\')')
-    g.add_argument('--scheme', default=_join(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}")
+    g.add_argument('--scheme', default=_join(d['schemes']), help=f"comma-separated schemes: {', '.join(SCHEMES)}; with --model also sigma (σ-asymmetric activations)")
     g.add_argument('--sigma-f', type=float, default=d['sigma_f'], help='scale of the fixed weights F of asymmetric schemes')
     g.add_argument('--width', type=_positive(float), default=None, help='MLP hidden width, ResNet / VGG width multiplier, ViT dim (default: 64, 1, 1, 64)')
     g.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')

@@ -8,14 +8,15 @@ import functools, json, re
 import torch
 from torch import nn, Tensor
 from .align import build_model
-from .asymmetrize import asymmetrize
+from .asymmetrize import asymmetrize, alignment_spec
 from .autospec import auto_spec
 from .perm import PermSpec
 from .match import align_weights
 from .act_match import align_activations
 
 # %% auto #0
-__all__ = ['OWN_ALIGNERS', 'own_label', 'own_config', 'example_input', 'own_spec', 'init_own', 'asym_summary', 'describe_own']
+__all__ = ['OWN_ALIGNERS', 'own_label', 'own_config', 'example_input', 'own_spec', 'init_own', 'asym_summary', 'describe_own',
+           'own_alignment_spec']
 
 # %% ../nbs/12_own.ipynb #6d53368f
 def own_label(factory:str)->str:
@@ -81,3 +82,8 @@ def _by_activations(A:nn.Module, B:nn.Module, data, spec:PermSpec)->nn.Module:
 
 OWN_ALIGNERS = {'none': lambda A, B, data, spec: B, 'weight': lambda A, B, data, spec: align_weights(A, B, spec=spec),
                 'activation': _by_activations}
+
+def own_alignment_spec(model:nn.Module)->PermSpec:
+    "The spec the aligners take for one of your models: the derived one, with σ gates moving with their units (`alignment_spec`) for scheme 'sigma'."
+    spec = own_spec(model.config)
+    return alignment_spec(model, spec) if model.config['scheme'] == 'sigma' else spec

@@ -23,7 +23,7 @@ from .pairs import ALIGNERS
 from .report_config import ReportConfig, model_label   # the configuration: `12_config`
 from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
 from .align import build_model, check_takes, with_channels
-from .own import own_label, own_config, init_own, own_spec, asym_summary, describe_own, OWN_ALIGNERS   # your architecture: `12_own`
+from .own import own_label, own_config, init_own, own_alignment_spec, asym_summary, describe_own, OWN_ALIGNERS   # your architecture: `12_own`
 
 # %% auto #0
 __all__ = ['model_config', 'data_key', 'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
@@ -160,7 +160,7 @@ def _align_result(label:str, ms:list, align:str, cfg:ReportConfig, data:Splits)-
     pairs = []
     for (sa, A), (sb, B) in zip(ms[0::2], ms[1::2]):
         if align == 'none': Ap, Bp = A, B
-        elif _own(A.config): Ap, Bp = dense_twin(A), OWN_ALIGNERS[align](A, B, data, own_spec(A.config))   # over the derived spec
+        elif _own(A.config): Ap, Bp = dense_twin(A), OWN_ALIGNERS[align](A, B, data, own_alignment_spec(A))   # over the derived spec
         else: Ap, Bp = dense_twin(A), ALIGNERS[align](A, B, data)
         c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train)
         pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
@@ -195,7 +195,8 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     rep = _report_header(cfg, data, models)
     for label, ms in models.items():
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
-        rep['results'] += [_align_result(label, ms, align, cfg, data) for align in cfg.align]
+        sigma = getattr(ms[0][1], 'config', {}).get('scheme') == 'sigma'           # σ gates: aligned, B's gates would be permuted (another architecture)
+        rep['results'] += [_align_result(label, ms, align, cfg, data) for align in cfg.align if align == 'none' or not sigma]
         if cfg.lewc and not cfg.model and activation_modules(ms[0][1]):          # LEWC reads the library's layer order
             d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
             rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict()))

@@ -18,7 +18,7 @@ from .pairs import ALIGNERS
 __all__ = ['LABEL_PREFIX', 'OWN_ALIGN', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig']
 
 # %% ../nbs/12_config.ipynb #fead8aad
-LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-'}
+LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-', 'sigma': 'sigma-'}   # 'sigma': `--model` only
 
 # %% ../nbs/12_config.ipynb #7d1565c8
 def model_label(arch:str, scheme:str)->str:
@@ -102,7 +102,8 @@ def _check_own(c:ReportConfig):
 
 def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
-    for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES), ('align', c.align, ALIGNERS),
+    if 'sigma' in c.schemes and not c.model: raise ValueError("scheme 'sigma' (σ-asymmetric activations) is for --model; lmc-nb's own architectures take --act sigma-asym")
+    for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES + (('sigma',) if c.model else ())), ('align', c.align, ALIGNERS),
                          ('norm', [c.norm] if c.norm is not None else [], NORMS)):
         bad = [v for v in val if v not in ok]
         if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
