@@ -11,6 +11,8 @@ from torch import nn, Tensor
 from .data import Data, Splits, load_data, data_root
 from .train import TrainConfig, init_model, train
 from .many import train_many
+import lmc_nb.many as many
+from unittest.mock import patch
 from .nnutil import native_bf16
 from .interp import lmc_curve, effective_state_dict
 from .asym import dense_twin, AsymConv2d, AsymLinear
@@ -151,6 +153,7 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x:Tensor, repeat:int, tol:fl
 # %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
     "Weight matching: ours vs the `rebasin` package and the reference loop, on random and trained models; a planted permutation recovered."
+    import scipy.optimize                                                   # imported on first use (0.3 s): paid before any side is timed
     mlp = lambda w: dict(arch='mlp', d_in=784, widths=[w] * 3, d_out=10)
     w = 512 if quick else 2048
     res = [_match_line(f'match_mlp{w}_random', init_model(mlp(w), 0), init_model(mlp(w), 1), torch.randn(8, 784), repeat, tol)]
@@ -244,6 +247,7 @@ def _pair_loop_seconds(geo, D:Tensor, m:int)->tuple:
 # %% ../nbs/12a_bench.ipynb #0e58969f
 def bench_costs(repeat:int=3, quick:bool=False)->list:
     "All swap costs of a layer (NI Lem. C.8), vectorised vs a per-pair loop."
+    import scipy.optimize                                                   # imported on first use (0.3 s): paid before any side is timed
     from lmc_nb.subspace import input_subspace
     from lmc_nb.costs import geometry, swap_costs, cost_matrix, min_reassignment
     from lmc_nb.asym import AsymLinear
@@ -272,12 +276,18 @@ def bench_memory(repeat:int=1, quick:bool=False)->list:
 
 # %% ../nbs/12a_bench.ipynb #443005c7
 def _cli_seconds(out:str, env:dict=None, quick:bool=False)->float:
-    "Wall time of a fresh `lmc report --quiet` (imports included) writing to the new folder `out` (so it trains); raises if it fails."
+    "Wall time of a fresh `lmc report --quiet` as the installed script runs it (`cli.command`: imports and exit included) writing to the new folder `out` (so it trains); raises if it fails."
     import os, subprocess, sys
-    args = [sys.executable, '-c', 'from lmc_nb.cli import main; main()', 'report', '--quiet', '--out', out] + (['--epochs', '1', '--n', '5000'] if quick else [])
+    args = [sys.executable, '-c', 'from lmc_nb.cli import command; command()', 'report', '--quiet', '--out', out] + (['--epochs', '1', '--n', '5000'] if quick else [])
     t = time.perf_counter(); r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **(env or {})})
     if r.returncode: raise RuntimeError(f"lmc report failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
     return time.perf_counter() - t
+
+def _dynamo_import_seconds()->float:
+    "Seconds a fresh process spends importing `torch._dynamo` after torch (what `torch.optim`'s first use costs, and `FusedAdam` avoids)."
+    import subprocess, sys
+    code = "import time, torch; t = time.perf_counter(); import torch._dynamo; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout)
 
 def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
     "The default report: its training as one group of every scheme vs one group per scheme; the whole command with this CPU's kernels and AVX2's."
@@ -296,9 +306,16 @@ def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
         for label in ours:
             for (_, a), (_, b) in zip(ours[label], base[label]):
                 for p, q in zip(a.state_dict().values(), b.state_dict().values()): torch.testing.assert_close(p, q, atol=1e-4, rtol=1e-4)
+        with patch.object(many, '_stacked_mlp', lambda base: None), \
+             patch.object(many, 'make_optimizer', lambda ps, c: torch.optim.AdamW(list(ps), lr=c.lr, weight_decay=c.wd, fused=True)):
+            t_v, vm = best_time(lambda: fresh('vmap', [cfg.schemes]), repeat)      # what the report ran before: vmap and torch.optim's AdamW
+        for label in ours:
+            for (_, a), (_, b) in zip(ours[label], vm[label]):
+                for k, p in a.state_dict().items(): assert torch.equal(p, b.state_dict()[k]), (label, k)   # the same models, bit for bit
         native = min(_cli_seconds(f'{d}/cli-{k}', quick=quick) for k in range(repeat))
         avx2 = min(_cli_seconds(f'{d}/avx2-{k}', dict(ATEN_CPU_CAPABILITY='avx2', ONEDNN_MAX_CPU_ISA='AVX2'), quick) for k in range(repeat))
     return [report_line('report_train_one_group', t_o, t_b, models=sum(len(v) for v in ours.values()), baseline='one group per scheme'),
+            report_line('report_train_written_out', t_o, t_v, baseline='vmap + torch.optim.AdamW', same_bits=True, dynamo_import_s=round(_dynamo_import_seconds(), 2)),
             report_line('report_default_cli', native, avx2, baseline='AVX2 kernels', kernels=torch.backends.cpu.get_cpu_capability(),
                         epochs=cfg.epochs, samples=cfg.gmm_n, target_s=target, within_target=bool(max(native, avx2) <= target))]
 

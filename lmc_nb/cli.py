@@ -4,12 +4,12 @@
 
 # %% ../nbs/12b_cli.ipynb #79f6e073
 from __future__ import annotations
-import argparse, sys
+import argparse, atexit, os, sys, threading
 from pathlib import Path
 import lmc_nb
 
 # %% auto #0
-__all__ = ['main']
+__all__ = ['main', 'command']
 
 # %% ../nbs/12b_cli.ipynb #c02672e5
 _EXIT_CODES = """exit codes: 0 success; 1 a sweep finished with failed runs; 2 bad input (the message says what to do);
@@ -265,3 +265,14 @@ def main(argv=None)->int:
         if a.debug: raise
         print(f"lmc {a.cmd}: training diverged: {e}. Lower --lr or check the data.", file=sys.stderr)
         return 3
+
+# %% ../nbs/12b_cli.ipynb #8b359bf8
+def command():
+    "The `lmc` console script: `main(sys.argv[1:])`, then exit with its status, without tearing down the interpreter module by module."
+    rc = main()
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()): sys.exit(rc)
+    atexit._run_exitfuncs()
+    for s in (sys.stdout, sys.stderr):
+        try: s.flush()
+        except (OSError, ValueError, AttributeError): pass                    # a closed or missing stream: nothing to flush
+    os._exit(rc if isinstance(rc, int) else 0)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import nn, Tensor
-from scipy.optimize import linear_sum_assignment
 from .data import Data
 from .subspace import find_layer, linear_layers, input_moments, Subspace, input_subspace
 
@@ -207,6 +206,7 @@ def _cheapest_cycle(W:np.ndarray)->tuple:
 def min_reassignment(C:Tensor, # (m, m) cost matrix (`cost_matrix`); +inf allowed
                      tol:float=1e-9)->dict: # value, perm (neuron i takes neuron perm[i]'s feature), cycle, identity_optimal
     "The cheapest non-identity reassignment min_{π≠id} Δ_π of a layer's features to its neurons (NI eq. 8, 11)."
+    from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
     C = torch.as_tensor(C).double().cpu().numpy()
     m = len(C)
     if m < 2: raise ValueError("min_reassignment: need at least two neurons")

@@ -7,12 +7,15 @@ from __future__ import annotations
 import copy, json, math
 from dataclasses import asdict
 import torch
+from torch import nn
+import torch.nn.functional as Fn
 from torch.func import functional_call, stack_module_state
 from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 from .data import Data, Splits, Loader
 from .checkpoint import find_checkpoint, write_dir_atomic
-from .nnutil import has_batchnorm, autocast_for, on_device
+from .nnutil import has_batchnorm, autocast_for, on_device, ACTIVATIONS, SigmaAsym
+from .models import MLP
 from .asym import ASYM_KEYS, asym_tensors
 from .train import (TrainConfig, NonFiniteLoss, batch_loss, loss_kind, lr_at, make_optimizer, _check_epochs, _load_opt, _norm_json,
                           _opt_tensors, _written_for)
@@ -54,6 +57,31 @@ def _check_many(models:list, cfg:TrainConfig, seeds:list=None)->list:
     if cfg.augment: raise ValueError("train_many: augmentation is not supported; use `train` for each model")
     return list(range(len(models))) if seeds is None else list(seeds)
 
+# %% ../nbs/03a_many.ipynb #94e0d3bf
+_ELEMENTWISE = tuple(c for c in ACTIVATIONS.values() if c is not SigmaAsym)   # the activations an MLP may have that act entry by entry, without state
+
+def _stacked_mlp(base:nn.Module):
+    "`fwd(params, buffers, x)` of lmc-nb's MLP `base` over parameters stacked to (S, ...) and inputs (S, B, ...), with `vmap`'s ops; None where it does not apply."
+    if type(base) is not MLP: return None
+    if not all(type(n) is nn.Identity or (type(n) is nn.LayerNorm and n.weight is not None and n.bias is not None) for n in base.norms): return None
+    if not all(type(a) in _ELEMENTWISE and not list(a.parameters()) and not list(a.buffers()) for a in base.acts): return None
+    norms, acts, L = list(base.norms), list(base.acts), len(base.layers)
+    def linear(p, b, l, h):
+        W = p[f'layers.{l}.weight']
+        if (D := b.get(f'layers.{l}.D')) is not None: W = D * W              # F + D ⊙ W (NI eq. 1), as `AsymLinear.effective_weight`
+        if (F := b.get(f'layers.{l}.F')) is not None: W = F + W
+        h = torch.matmul(h, W.transpose(1, 2))
+        return h if (bias := p.get(f'layers.{l}.bias')) is None else h + bias.unsqueeze(1)
+    def norm(p, l, h):
+        n = norms[l]
+        if type(n) is nn.Identity: return h
+        return Fn.layer_norm(h, n.normalized_shape, None, None, n.eps) * p[f'norms.{l}.weight'].unsqueeze(1) + p[f'norms.{l}.bias'].unsqueeze(1)
+    def fwd(p, b, x):
+        h = linear(p, b, 0, x.flatten(2))
+        for l in range(1, L): h = linear(p, b, l, acts[l - 1](norm(p, l - 1, h)))
+        return h
+    return fwd
+
 # %% ../nbs/03a_many.ipynb #c76ece40
 @torch.no_grad()
 def _unstack(models:list, params:dict, buffers:dict)->list:
@@ -72,10 +100,11 @@ def _filled(m:nn.Module)->nn.Module:
         if h.D is None: h.D = torch.ones_like(W)
     return m
 
-def _vmapped(models:list)->tuple:
-    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs; models of several schemes get F = 0, D = 1 where theirs has none."
+def _vmapped(models:list, fast:bool=True)->tuple:
+    "The models' stacked parameters and buffers, and a forward `fwd(params, buffers, x)` over (S, B, ...) inputs; models of several schemes get F = 0, D = 1 where theirs has none. `fast`: lmc-nb's MLP written out (`_stacked_mlp`), where it applies."
     if len({frozenset(_fixed_keys(m)) for m in models}) > 1: models = [_filled(m) for m in models]
     params, buffers = stack_module_state(models)
+    if fast and (f := _stacked_mlp(models[0])) is not None: return params, buffers, f
     base = copy.deepcopy(models[0]).to('meta')
     return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
 
@@ -131,7 +160,7 @@ def train_many(models:list, # S models of one architecture (e.g. `init_model(cfg
 def _train_many_on(models, data, cfg, seeds, progress, ckpt, dev)->list:
     "`train_many`'s loop, with the models already on `dev`."
     kind, S = loss_kind(cfg.loss, data), len(models)
-    params, buffers, fwd = _vmapped(models)
+    params, buffers, fwd = _vmapped(models, fast=cfg.amp == 'none')               # under autocast: vmap's ops, whose casts are checked
     opt, tr = make_optimizer(params.values(), cfg), data.train.to(dev)
     gens = [Loader(tr, cfg.bs, shuffle=True, seed=s).gen for s in seeds]
     epochs, steps = _stacked_batches(tr, cfg.bs, gens), math.ceil(len(tr) / cfg.bs)

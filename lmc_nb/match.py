@@ -7,7 +7,6 @@ from __future__ import annotations
 import math, warnings
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 import torch
 from torch import nn, Tensor
 from .data import Data
@@ -38,6 +37,7 @@ def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
 # %% ../nbs/06a_match.ipynb #0a8f5a66
 def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
     "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
+    from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
     A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
     bt, sizes = spec.by_tensor(), spec.check(sa)
     perm = {g: (init[g].cpu().numpy() if init and g in init else np.arange(n)) for g, n in sizes.items()}
@@ -212,6 +212,7 @@ def _inner_order(m:_Scores, sizes:tuple, hs:tuple)->Tensor:
 # %% ../nbs/06a_match.ipynb #f585b50b
 def _pair_max(M:Tensor)->Tensor:
     "R[a, b] = max over σ of Σ_i M[a, i, b, σ(i)]: one c × c assignment per block pair (eq. product)."
+    from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
     G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).cpu().numpy()
     return torch.tensor([Mn[k][linear_sum_assignment(Mn[k], maximize=True)].sum() for k in range(G * G)], dtype=torch.float64).view(G, G)
 

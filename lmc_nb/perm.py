@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import nn, Tensor
-from scipy.optimize import linear_sum_assignment
 try: from lapjv import lapjv as _lapjv              # optional (pip install "lmc-nb[fast]"): warm-started exact solves
 except ImportError: _lapjv = None
 from fastcore.basics import patch
@@ -182,6 +181,7 @@ def _check_scores(S:Tensor, who:str)->np.ndarray:
 # %% ../nbs/06_perm.ipynb #d3ac05ee
 def hungarian(S:Tensor, guess:Tensor=None)->Tensor:
     "The permutation p maximising sum_i S[i, p[i]] (exact linear assignment); a `guess` of it only makes the solve faster."
+    from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
     S = _check_scores(S, 'hungarian')
     if S.size == 0: return torch.zeros(0, dtype=torch.long)
     live, live_cols = S.max(1) > S.min(1), S.max(0) > S.min(0)

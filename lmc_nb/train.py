@@ -19,8 +19,8 @@ from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device, torch_thr
 from .layout import safe_layout, LayoutFallback
 
 # %% auto #0
-__all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'make_optimizer',
-           'resumable', 'train', 'estimate_train_seconds']
+__all__ = ['init_model', 'TrainConfig', 'lr_at', 'loss_kind', 'batch_loss', 'evaluate', 'NonFiniteLoss', 'FusedAdam',
+           'make_optimizer', 'resumable', 'train', 'estimate_train_seconds']
 
 # %% ../nbs/03_train.ipynb #e0b22b28
 def init_model(config:dict, # a model config (`model.config`, with its `arch`)
@@ -119,11 +119,62 @@ def _load_opt(opt, tens:dict, groups:list):
         _, i, k = key.split('.', 2); state.setdefault(int(i), {})[k] = v
     opt.load_state_dict(dict(state=state, param_groups=groups))
 
-def make_optimizer(params, cfg:TrainConfig)->torch.optim.Optimizer:
-    "`cfg.opt` (AdamW by default) with `cfg`'s learning rate and weight decay (fused when the parameters allow it)."
+# %% ../nbs/03_train.ipynb #36082566
+class FusedAdam:
+    "`torch.optim.AdamW(fused=True)` (or `Adam`, `decoupled=False`) on CPU: the same kernel and the same state, without `torch.optim`'s base class."
+    def __init__(self, params, lr:float=1e-3, weight_decay:float=1e-2, decoupled:bool=True, betas=(0.9, 0.999), eps:float=1e-8):
+        params = list(params)
+        if not self.applies(params): raise ValueError("FusedAdam: CPU floating-point parameters only (and a torch with the fused Adam kernels); use torch.optim.AdamW")
+        self.param_groups = [dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=False, maximize=False, foreach=None,
+                                  capturable=False, differentiable=False, fused=True, decoupled_weight_decay=decoupled, params=params)]
+        self.state = {}                                                            # param → {step, exp_avg, exp_avg_sq}, as torch.optim keeps it
+    @staticmethod
+    def applies(params)->bool:
+        "Only where `torch.optim`'s fused CPU path would run the same kernel: CPU floating-point parameters."
+        return (hasattr(torch, '_fused_adamw_') and hasattr(torch, '_fused_adam_') and len(params) > 0
+                and all(p.device.type == 'cpu' and p.dtype.is_floating_point and not p.is_sparse for p in params))
+    def zero_grad(self, set_to_none:bool=True):
+        for p in self.param_groups[0]['params']:
+            if p.grad is None: continue
+            if set_to_none: p.grad = None
+            else: p.grad.detach_().requires_grad_(False).zero_()
+    @torch.no_grad()
+    def step(self):
+        "One Adam(W) step of every parameter that has a gradient (`torch.optim.adam._fused_adam`'s two calls)."
+        g = self.param_groups[0]
+        ps = [p for p in g['params'] if p.grad is not None]
+        if not ps: return
+        for p in ps:
+            if p not in self.state: self.state[p] = dict(step=torch.zeros((), dtype=torch.float32), exp_avg=torch.zeros_like(p, memory_format=torch.preserve_format),
+                                                         exp_avg_sq=torch.zeros_like(p, memory_format=torch.preserve_format))
+        st = [self.state[p] for p in ps]
+        steps = [s['step'] for s in st]
+        torch._foreach_add_(steps, 1)
+        (torch._fused_adamw_ if g['decoupled_weight_decay'] else torch._fused_adam_)(
+            ps, [p.grad for p in ps], [s['exp_avg'] for s in st], [s['exp_avg_sq'] for s in st], [], steps, amsgrad=False,
+            lr=g['lr'], beta1=g['betas'][0], beta2=g['betas'][1], weight_decay=g['weight_decay'], eps=g['eps'], maximize=False, grad_scale=None, found_inf=None)
+    def state_dict(self)->dict:
+        "`torch.optim`'s format: state by parameter index, then the group's settings."
+        g = self.param_groups[0]; idx = {id(p): i for i, p in enumerate(g['params'])}
+        return dict(state={idx[id(p)]: dict(s) for p, s in self.state.items()},
+                    param_groups=[{**{k: v for k, v in g.items() if k != 'params'}, 'params': list(range(len(g['params'])))}])
+    def load_state_dict(self, sd:dict):
+        "Load a state dict of this class or of `torch.optim.Adam(W)` (one parameter group, the same parameters)."
+        g, (ng,) = self.param_groups[0], sd['param_groups']
+        if len(ng['params']) != len(g['params']): raise ValueError(f"FusedAdam: the state dict is for {len(ng['params'])} parameters, not {len(g['params'])}")
+        if bool(ng.get('decoupled_weight_decay', g['decoupled_weight_decay'])) != g['decoupled_weight_decay'] or ng.get('amsgrad') or ng.get('maximize'):
+            raise ValueError("FusedAdam: the state dict was written by another optimizer (Adam vs AdamW, amsgrad or maximize)")
+        ids = dict(zip(ng['params'], g['params']))                                 # saved index → parameter, by position (as torch.optim)
+        g.update({k: (tuple(v) if k == 'betas' else v) for k, v in ng.items() if k != 'params'})
+        self.state = {ids[int(i)]: {k: (v.to(torch.float32) if k == 'step' else v.to(ids[int(i)].dtype)) for k, v in s.items()} for i, s in sd['state'].items()}
+
+# %% ../nbs/03_train.ipynb #6a284dc0
+def make_optimizer(params, cfg:TrainConfig):
+    "`cfg.opt` (AdamW by default) with `cfg`'s learning rate and weight decay: fused when the parameters allow it, on CPU through `FusedAdam`."
     params = list(params)
     fused = cfg.fused and all(p.dtype.is_floating_point for p in params)
     if cfg.opt == 'sgd': return torch.optim.SGD(params, lr=cfg.lr, weight_decay=cfg.wd, momentum=cfg.momentum)
+    if fused and FusedAdam.applies(params): return FusedAdam(params, lr=cfg.lr, weight_decay=cfg.wd, decoupled=cfg.opt == 'adamw')
     return (torch.optim.AdamW if cfg.opt == 'adamw' else torch.optim.Adam)(params, lr=cfg.lr, weight_decay=cfg.wd, fused=fused)
 
 # %% ../nbs/03_train.ipynb #24209608
