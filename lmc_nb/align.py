@@ -29,7 +29,7 @@ from .autospec import auto_spec
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
            'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'trace_bytes', 'planted_row',
-           'planted_markdown']
+           'planted_markdown', 'timm_model', 'timm_params', 'timm_smallest']
 
 # %% ../nbs/12_align.ipynb #86f4f65f
 def load_factory(spec:str):
@@ -280,3 +280,29 @@ def planted_markdown(rows:list)->str:
     return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('units', '')} | "
                           f"{r['check']:.1e} | {r.get('recovered', '')} | {r.get('fixed', '')} |\n" if 'check' in r else
                           f"| {r['model']} | REFUSED: {r['reason']} | | | | | |\n" for r in rows)
+
+# %% ../nbs/12_align.ipynb #8241f42e
+def timm_model(name:str, **kw)->tuple:
+    "(model in eval mode, two random images of its own input size) for a timm model at random initialisation with ten classes (seed 0)."
+    timm = importlib.import_module('timm')
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore'); m = timm.create_model(name, num_classes=10, pretrained=False, **kw)
+    return m.eval(), torch.randn(2, *m.pretrained_cfg['input_size'])
+
+def timm_params(name:str)->int|None:
+    "Parameters of a timm model, counted on the meta device (nothing allocated); None if it cannot be built there."
+    timm = importlib.import_module('timm')
+    try:
+        with torch.device('meta'), warnings.catch_warnings():
+            warnings.simplefilter('ignore'); return sum(p.numel() for p in timm.create_model(name, num_classes=10).parameters())
+    except Exception: return None
+
+def timm_smallest()->dict:
+    "module of `timm.models` → (its smallest model, parameters), test models aside; (its first model, None) where none builds on the meta device."
+    timm, out = importlib.import_module('timm'), {}
+    for mod in timm.list_modules():
+        names = [n for n in timm.list_models(module=mod) if not n.startswith('test_')] or timm.list_models(module=mod)
+        sizes = sorted((p, n) for n in names if (p := timm_params(n)) is not None)
+        out[mod] = (sizes[0][1], sizes[0][0]) if sizes else (names[0], None)   # the row then says why it fails
+    return out

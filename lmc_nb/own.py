@@ -4,7 +4,8 @@
 
 # %% ../nbs/12_own.ipynb #4f56d943
 from __future__ import annotations
-import functools, json, re
+import functools, hashlib, importlib.metadata, importlib.util, json, re
+from pathlib import Path
 import torch
 from torch import nn, Tensor
 from .align import build_model
@@ -15,17 +16,33 @@ from .match import align_weights
 from .act_match import align_activations
 
 # %% auto #0
-__all__ = ['OWN_ALIGNERS', 'own_label', 'own_config', 'example_input', 'own_spec', 'init_own', 'asym_summary', 'describe_own',
-           'own_alignment_spec']
+__all__ = ['OWN_ALIGNERS', 'own_label', 'code_source', 'own_config', 'example_input', 'own_spec', 'init_own', 'asym_summary',
+           'describe_own', 'own_alignment_spec']
 
 # %% ../nbs/12_own.ipynb #6d53368f
 def own_label(factory:str)->str:
     "A short, file-safe label for a factory: 'torchvision.models:resnet18' → 'resnet18'."
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', factory.rpartition(':')[2]) or 'model'
 
+def _sha(path)->str: return 'sha1:' + hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12]
+
+@functools.lru_cache(maxsize=1)
+def _dists()->dict: return importlib.metadata.packages_distributions()        # top-level module → distributions (scans them once)
+
+def code_source(factory:str)->str:
+    "Which code the factory is: 'sha1:…' of the file for 'file.py:name'; '<distribution> <version>' for a module of an installed package; else 'sha1:…' of the module's file."
+    mod = factory.rpartition(':')[0]
+    if mod.endswith('.py'): return _sha(mod)
+    top = mod.split('.')[0]
+    dists = _dists().get(top, [])
+    if dists: return ' '.join(f'{d} {importlib.metadata.version(d)}' for d in sorted(set(dists)))
+    spec = importlib.util.find_spec(mod)
+    return _sha(spec.origin) if spec is not None and spec.origin and Path(spec.origin).is_file() else 'unknown'
+
 def own_config(factory:str, kwargs:dict, scheme:str, sigma_f:float, mask_seed:int, in_shape)->dict:
-    "What identifies one of your models: the factory and its arguments, the scheme with σ_F and mask seed, and the shape of one input."
-    return dict(factory=factory, kwargs=dict(kwargs or {}), scheme=scheme, sigma_f=float(sigma_f), mask_seed=int(mask_seed), in_shape=[int(s) for s in in_shape])
+    "What identifies one of your models: the factory, which code it is (`code_source`) and its arguments, the scheme with σ_F and mask seed, and the shape of one input."
+    return dict(factory=factory, source=code_source(factory), kwargs=dict(kwargs or {}), scheme=scheme, sigma_f=float(sigma_f),
+                mask_seed=int(mask_seed), in_shape=[int(s) for s in in_shape])
 
 def example_input(in_shape)->Tensor:
     "Two fixed inputs of one sample's shape: where the spec is derived and each group proved broken."
