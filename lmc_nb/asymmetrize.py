@@ -23,6 +23,16 @@ __all__ = ['PARAM_FORMS', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fi
 # %% ../nbs/06i_asymmetrize.ipynb #9de30b76
 def _linear_eff(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
 def _conv_eff(self, x): return self._conv_forward(x, self.effective_weight(), self.bias)
+_BASE_FORWARDS = (nn.Linear.forward, nn.Conv1d.forward, nn.Conv2d.forward, nn.Conv3d.forward)
+
+def _own_forward(cls:type):
+    "A forward for the twin of `cls` whose own forward is not the base layer's (weight standardisation, 'same' padding, …): it runs with W_eff in place of the weight."
+    def forward(self, *args, **kwargs):
+        W = self._parameters['weight']
+        self._parameters['weight'] = self.effective_weight(W)
+        try: return cls.forward(self, *args, **kwargs)
+        finally: self._parameters['weight'] = W                                # the trainable parameter back, also after an error
+    return forward
 
 @functools.cache
 def asym_class(cls:type)->type:
@@ -31,7 +41,8 @@ def asym_class(cls:type)->type:
     conv = issubclass(cls, nn.modules.conv._ConvNd) and not issubclass(cls, nn.modules.conv._ConvTransposeNd)
     if not (issubclass(cls, nn.Linear) or conv):
         raise ValueError(f"asym_class: no asymmetric form for {cls.__name__} (only linear layers and convolutions have one)")
-    new = type(f"Asymmetric{cls.__name__}", (_AsymMixin, cls), dict(forward=_conv_eff if conv else _linear_eff, __module__=__name__))
+    fwd = (_conv_eff if conv else _linear_eff) if cls.forward in _BASE_FORWARDS else _own_forward(cls)   # a subclass's own forward is kept
+    new = type(f"Asymmetric{cls.__name__}", (_AsymMixin, cls), dict(forward=fwd, __module__=__name__))
     new.__qualname__ = f"Asymmetric[{cls.__module__.replace('.', '/')}:{cls.__qualname__.replace('.', '/')}]"   # found again by `__getattr__`
     return new
 
@@ -210,10 +221,25 @@ def generic_point(model:nn.Module, x, seed:int=0)->nn.Module:
     return m.eval()
 
 # %% ../nbs/06i_asymmetrize.ipynb #cfcaefde
+def _one_per_tensor(model:nn.Module)->tuple:
+    "(state dict with one detached tensor per underlying tensor, {name: the first name of its tensor}): tied names share one value."
+    memo, sd, first = {}, {}, {}
+    for k, v in model.state_dict(keep_vars=True).items():
+        if id(v) not in memo: memo[id(v)] = (k, v.detach())
+        first[k], sd[k] = memo[id(v)]
+    return sd, first
+
+def _untie(new:dict, sd:dict, first:dict)->dict:
+    "`new` (`sd` with some tensors replaced) with one entry per tied tensor, the replaced value where any of its names was: what `functional_call` takes for tied weights."
+    out = {}
+    for k, v in new.items():
+        if first[k] not in out or v is not sd[k]: out[first[k]] = v
+    return out
+
 @torch.no_grad()
 def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
     "{group: relative change of `model`'s outputs on x when only the spec's tensors are permuted by a random permutation of that group other than the identity (inf for one unit)} (F, D and other tensors held)."
-    sd = {k: v.detach() for k, v in model.state_dict().items()}
+    sd, first = _one_per_tensor(model)
     args, kw = ((), x) if isinstance(x, dict) else (tuple(x) if isinstance(x, (tuple, list)) else (x,), None)
     was = model.training; model.eval()
     try:
@@ -222,7 +248,7 @@ def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
         for g, n in spec.check(sd).items():
             p = torch.randperm(n, generator=gen)
             while n > 1 and torch.equal(p, torch.arange(n)): p = torch.randperm(n, generator=gen)   # never the identity (3 blocks: 1 draw in 6)
-            out = model_outputs(functional_call(model, apply_perm(spec, sd, {g: p}), args, kw)) if n > 1 else ref
+            out = model_outputs(functional_call(model, _untie(apply_perm(spec, sd, {g: p}), sd, first), args, kw)) if n > 1 else ref
             errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale if n > 1 else math.inf   # one unit: nothing to permute
     finally: model.train(was)
     return errs
