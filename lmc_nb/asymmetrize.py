@@ -16,7 +16,7 @@ from .perm import PermSpec, Axis, apply_perm
 from .autospec import auto_spec, trace_spaces, _spaces_to_groups
 
 # %% auto #0
-__all__ = ['PARAM_FORMS', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets',
+__all__ = ['PARAM_FORMS', 'WIDER', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets',
            'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken', 'remaining_symmetry',
            'alignment_spec', 'asym_row', 'asym_markdown']
 
@@ -209,12 +209,12 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
 
 # %% ../nbs/06i_asymmetrize.ipynb #2f233b25
 @torch.no_grad()
-def generic_point(model:nn.Module, x, seed:int=0)->nn.Module:
-    "A copy of `model` for proofs: trainable tensors whose entries are all equal (a zero head, a 1e-6 layer scale) redrawn around their value, batch-norm statistics estimated on x."
+def generic_point(model:nn.Module, x, seed:int=0, spread:float=0.02)->nn.Module:
+    "A copy of `model` for proofs: trainable tensors whose entries are all equal (a zero head, a 1e-6 layer scale) redrawn around their value (± 10 % of it + `spread`), batch-norm statistics estimated on x."
     m, g = copy.deepcopy(model), torch.Generator().manual_seed(seed)
     for p in m.parameters():
         if p.is_floating_point() and p.numel() > 1 and bool((p == p.flatten()[0]).all()):
-            p.add_((torch.randn(p.shape, generator=g) * (0.1 * abs(float(p.flatten()[0])) + 0.02)).to(p))
+            p.add_((torch.randn(p.shape, generator=g) * (0.1 * abs(float(p.flatten()[0])) + spread)).to(p))
     bns = [b for b in m.modules() if isinstance(b, nn.modules.batchnorm._BatchNorm) and b.track_running_stats]
     for b in bns: b.reset_running_stats(); b.momentum = None                  # a cumulative average: one batch gives its own statistics
     if bns: m.train(); call_model(m, x)
@@ -268,13 +268,20 @@ def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
     s = torch.cat(sig, 1)
     return len(torch.unique(s, dim=0)) == len(s), len(sig)
 
+WIDER = (0.2, 1.0)   # `generic_point` spreads at which a group still weakly visible is looked at again
+
 def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, draws:int=3)->dict:
-    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations) and eq. 2."
+    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points) and eq. 2."
     gp = generic_point(model, x, seed); errs, out = trainable_errors(gp, x, spec, seed), {}
-    for k in range(1, draws):                                                   # a weakly visible group (q·k dimensions at a flat softmax) gets more draws
-        low = [g for g, e in errs.items() if e <= tol]
-        if not low: break
-        errs.update({g: max(e, errs[g]) for g, e in trainable_errors(gp, x, PermSpec({g: spec.groups[g] for g in low}), seed + k).items()})
+    def more(point, seeds):
+        for k in seeds:
+            low = [g for g, e in errs.items() if e <= tol]
+            if not low: return
+            errs.update({g: max(e, errs[g]) for g, e in trainable_errors(point, x, PermSpec({g: spec.groups[g] for g in low}), k).items()})
+    more(gp, range(seed + 1, seed + draws))                                     # a weakly visible group (q·k dimensions at a flat softmax) gets more draws
+    for spread in WIDER:                                                        # still weak (behind a 1e-6 layer scale): another point, its constants redrawn wider
+        if all(e > tol for e in errs.values()): break
+        more(generic_point(model, x, seed + 1, spread), range(seed, seed + draws))
     for g in spec.groups:
         d, k = distinct_units(model, spec, g)
         why = ('' if errs[g] > tol and d else 'no asymmetric layer touches its units' if k == 0 else
