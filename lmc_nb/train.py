@@ -130,8 +130,8 @@ class FusedAdam:
         self.state = {}                                                            # param → {step, exp_avg, exp_avg_sq}, as torch.optim keeps it
     @staticmethod
     def applies(params)->bool:
-        "Only where `torch.optim`'s fused CPU path would run the same kernel: CPU floating-point parameters."
-        return (hasattr(torch, '_fused_adamw_') and hasattr(torch, '_fused_adam_') and len(params) > 0
+        "Only where `torch.optim`'s fused CPU path would run the same kernel in one call: CPU floating-point parameters of one dtype."
+        return (hasattr(torch, '_fused_adamw_') and hasattr(torch, '_fused_adam_') and len(params) > 0 and len({p.dtype for p in params}) == 1
                 and all(p.device.type == 'cpu' and p.dtype.is_floating_point and not p.is_sparse for p in params))
     def zero_grad(self, set_to_none:bool=True):
         for p in self.param_groups[0]['params']:
