@@ -57,8 +57,8 @@ def _spec(key:str)->PermSpec:
     return auto_spec(m, example_input(c['in_shape']))
 
 def own_spec(mcfg:dict)->PermSpec:
-    "The architecture's permutation spec (`auto_spec` of its dense model), derived once per process."
-    return _spec(json.dumps({k: mcfg[k] for k in ('factory', 'kwargs', 'in_shape')}, sort_keys=True))
+    "The architecture's permutation spec (`auto_spec` of its dense model), derived once per process for each version of its code."
+    return _spec(json.dumps({k: mcfg.get(k) for k in ('factory', 'source', 'kwargs', 'in_shape')}, sort_keys=True))
 
 _PROOFS = {}   # json(model config) → `prove_broken`'s result: F and D do not depend on the seed, so one proof per architecture and scheme
 
