@@ -16,9 +16,9 @@ from .perm import PermSpec, Axis, apply_perm
 from .autospec import auto_spec, trace_spaces, _spaces_to_groups
 
 # %% auto #0
-__all__ = ['PARAM_FORMS', 'WIDER', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets',
-           'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken', 'remaining_symmetry',
-           'alignment_spec', 'asym_row', 'asym_markdown']
+__all__ = ['PARAM_FORMS', 'WIDER', 'LOUDER', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers',
+           'asym_targets', 'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken',
+           'remaining_symmetry', 'alignment_spec', 'asym_row', 'asym_markdown']
 
 # %% ../nbs/06i_asymmetrize.ipynb #9de30b76
 def _linear_eff(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
@@ -269,9 +269,10 @@ def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
     return len(torch.unique(s, dim=0)) == len(s), len(sig)
 
 WIDER = (0.2, 1.0)   # `generic_point` spreads at which a group still weakly visible is looked at again
+LOUDER = (4.0, 16.0, 64.0)   # factors by which the trainable tensors a still weakly visible group's permutation moves are scaled, one at a time
 
 def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, draws:int=3)->dict:
-    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points) and eq. 2."
+    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points, then with its own tensors `LOUDER`) and eq. 2."
     gp = generic_point(model, x, seed); errs, out = trainable_errors(gp, x, spec, seed), {}
     def more(point, seeds):
         for k in seeds:
@@ -282,6 +283,19 @@ def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, 
     for spread in WIDER:                                                        # still weak (behind a 1e-6 layer scale): another point, its constants redrawn wider
         if all(e > tol for e in errs.values()): break
         more(generic_point(model, x, seed + 1, spread), range(seed, seed + draws))
+    params = dict(gp.named_parameters(remove_duplicate=False))
+    for k in LOUDER:                                                            # still weak (a faint branch on a loud stream): its own tensors louder, one group at a time
+        for g in [g for g, e in errs.items() if e <= tol]:
+            own = {id(p): p for p in (params.get(e.tensor) for e in spec.groups[g]) if p is not None}.values()
+            kept = [p.detach().clone() for p in own]
+            try:
+                with torch.no_grad():
+                    for p in own: p.mul_(k)
+                one = PermSpec({g: spec.groups[g]})
+                errs[g] = max([errs[g]] + [trainable_errors(gp, x, one, s)[g] for s in range(seed, seed + draws)])
+            finally:
+                with torch.no_grad():
+                    for p, v in zip(own, kept): p.copy_(v)
     for g in spec.groups:
         d, k = distinct_units(model, spec, g)
         why = ('' if errs[g] > tol and d else 'no asymmetric layer touches its units' if k == 0 else
