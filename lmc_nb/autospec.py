@@ -57,23 +57,27 @@ def trace_spaces(model:nn.Module, x)->tuple:
     return tr, tensors
 
 # %% ../nbs/06h_autospec.ipynb #49ca6c78
+def _settled(s:Space)->bool:
+    "Is `s` fixed: marked so, or a direct sum whose every block is fixed (rotary frequencies: both halves of a head)?"
+    s = find(s)
+    return bool(s.fixed) or (s.kind == 'sum' and all(_settled(k) for k in s.kids))
+
 def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
-    "(leaf space, view, sub, span) for every free factor of one axis label; None if a direct sum sat inside a product (now fixed if `mark`: read again)."
+    "(leaf space, view, sub, span) for every free factor of one axis label; None if a direct sum with a free block sat inside a product (that sum now fixed if `mark`, the product's other factors kept: read again)."
     facs = [l for s in ax for l in leaves(s)]
     if not facs: return []
     parts = _sum_parts(facs[0]) if len(facs) == 1 and facs[0].kind == 'sum' else [(None, None)]
     out, again = [], False
     for off, c in parts:
         ls = facs if c is None else leaves(c)
-        if any(l.kind == 'sum' for l in ls):
-            if not mark: again = True
-            elif not all(find(l).fixed for l in ls):                   # fixed once; a later pass finds them fixed and goes on
-                for l in ls: fix(l, f'a direct sum inside a product on {where} (not expressible as an Axis)')
-                again = True
-            continue
+        inner = [l for l in ls if find(l).kind == 'sum' and not _settled(l)]
+        if inner:                                                       # only the sum is fixed: the factors beside it (heads) stay free
+            if mark:
+                for l in inner: fix(l, f'a direct sum inside a product on {where} (not expressible as an Axis)')
+            again = True; continue                                      # a later pass finds it fixed and goes on
         view = tuple(l.n for l in ls) if len(ls) > 1 else None
         span = None if c is None or (off == 0 and c.n == axis_size(ax)) else (off, off + c.n)
-        out += [(find(l), view, j if view else 0, span) for j, l in enumerate(ls) if not find(l).fixed and l.n > 1]
+        out += [(find(l), view, j if view else 0, span) for j, l in enumerate(ls) if not _settled(l) and l.n > 1]
     return None if again else out
 
 # %% ../nbs/06h_autospec.ipynb #b526937b
