@@ -18,7 +18,7 @@ from safetensors.torch import load_file, save_file
 import lmc_nb
 from .data import Data, Splits, load_data
 from .checkpoint import write_atomic, find_checkpoint
-from .nnutil import has_batchnorm, eval_mode
+from .nnutil import has_batchnorm, eval_mode, load_weights
 from .interp import lmc_curve, check_compatible, effective_state_dict
 from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, call_model
 from .match import weight_matching
@@ -78,7 +78,7 @@ def load_into(model:nn.Module, sd:dict, who:str)->nn.Module:
         raise ValueError(f"{who} does not fit the model: " + '; '.join(x for x in (
             f"{len(missing)} tensors missing ({say(missing)})" if missing else '', f"{len(extra)} unexpected ({say(extra)})" if extra else '',
             f"{len(shapes)} of another shape ({say([f'{k} {tuple(sd[k].shape)} vs {tuple(have[k].shape)}' for k in shapes])})" if shapes else '') if x))
-    model.load_state_dict(sd)
+    load_weights(model, sd)
     return model.eval()
 
 # %% ../nbs/12_align.ipynb #46a924f0

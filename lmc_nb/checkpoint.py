@@ -11,6 +11,7 @@ from torch import nn
 from safetensors.torch import save_file, load_file, safe_open
 from filelock import FileLock, Timeout
 from .archs import build_model
+from .nnutil import load_weights
 
 # %% auto #0
 __all__ = ['write_atomic', 'write_dir_atomic', 'find_checkpoint', 'resolve_checkpoint', 'state_tensors', 'save_model',
@@ -94,7 +95,7 @@ def load_model(path, device='cpu',
         _check_shapes(path, {k: tuple(v.shape) for k, v in model.state_dict().items()})
         model = build_model(**meta['model'])
     else: _check_shapes(path, {k: tuple(v.shape) for k, v in model.state_dict().items()})
-    model.load_state_dict(load_file(str(path / 'model.safetensors'), device=str(device)))
+    load_weights(model, load_file(str(path / 'model.safetensors'), device=str(device)))
     return model.to(device), meta
 
 # %% ../nbs/02c_checkpoint.ipynb #282b3b02

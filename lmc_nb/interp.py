@@ -15,7 +15,7 @@ from .data import Data, Loader
 from .asym import asym_layers, asym_tensors, dense_twin, ASYM_KEYS
 from .models import MLP
 from .train import batch_loss
-from .nnutil import has_batchnorm, batches, compute_device, module_device
+from .nnutil import has_batchnorm, batches, compute_device, module_device, load_weights
 from .calibrate import ce_acc, calibrated_loss
 
 # %% auto #0
@@ -189,7 +189,7 @@ def _naive_outputs(skel, sa, sb, lams, X, bs, bn_data=None):
     "(L, n, ...) outputs, one model per λ (batch-norm statistics re-estimated on `bn_data` if given)."
     outs = []
     for lam in lams.tolist():
-        m = copy.deepcopy(skel); m.load_state_dict(lerp(sa, sb, lam))
+        m = copy.deepcopy(skel); load_weights(m, lerp(sa, sb, lam))
         if bn_data is not None: reset_bn(m, bn_data, bs=500)
         m.eval()
         outs.append(torch.cat([m(xb) for xb in batches(X, bs)]))

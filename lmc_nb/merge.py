@@ -11,7 +11,7 @@ from .data import Data, Loader
 from .asym import dense_twin
 from .features import feature_stats
 from .interp import effective_state_dict, lerp, reset_bn, check_compatible, Curve, _curve
-from .nnutil import NORM_TYPES, has_batchnorm
+from .nnutil import NORM_TYPES, has_batchnorm, load_weights
 from .perm import PermSpec, apply_perm
 from .match import weight_matching, align_weights
 from .act_match import align_activations
@@ -23,7 +23,7 @@ __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_cu
 def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
     "The dense model at θ(λ) = (1−λ)θ_A + λθ_B (B already aligned to A)."
     check_compatible(A, B, effective=True)
-    m = dense_twin(A); m.load_state_dict(lerp(effective_state_dict(A), effective_state_dict(B), lam))
+    m = dense_twin(A); load_weights(m, lerp(effective_state_dict(A), effective_state_dict(B), lam))
     return m.eval()
 
 def repair_points(model:nn.Module)->list:
@@ -83,7 +83,7 @@ def _mean_sd(sds:list)->dict:
 
 # %% ../nbs/06b_merge.ipynb #f78105d2
 def _from_sd(like:nn.Module, sd:dict)->nn.Module:
-    out = dense_twin(like); out.load_state_dict(sd)
+    out = dense_twin(like); load_weights(out, sd)
     return out.eval()
 
 # %% ../nbs/06b_merge.ipynb #060eafb2

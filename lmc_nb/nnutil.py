@@ -6,6 +6,7 @@
 from __future__ import annotations
 import math, os, warnings
 from pathlib import Path
+from collections import OrderedDict
 from contextlib import contextmanager
 import torch
 from torch import nn, Tensor
@@ -14,8 +15,8 @@ from .asym import SigmaAsym
 # %% auto #0
 __all__ = ['ACTIVATIONS', 'ACTIVATION_TYPES', 'ACTIVATION_PARAMS', 'NORM_TYPES', 'DEVICE_ENV', 'GaussianRBF', 'Cube',
            'parse_activation', 'is_activation', 'make_activation', 'has_batchnorm', 'eval_mode', 'torch_threads',
-           'call_model', 'model_outputs', 'batches', 'native_bf16', 'autocast_for', 'compute_device', 'device_note',
-           'module_device', 'on_device', 'mean_ci']
+           'call_model', 'model_outputs', 'load_weights', 'batches', 'native_bf16', 'autocast_for', 'compute_device',
+           'device_note', 'module_device', 'on_device', 'mean_ci']
 
 # %% ../nbs/01a_nnutil.ipynb #910a5e03
 class GaussianRBF(nn.Module):
@@ -109,6 +110,14 @@ def model_outputs(out)->list:
             if k in out.keys() and isinstance(out[k], Tensor): return [out[k]]
         out = [out[k] for k in out.keys()]
     return [t for t in tree_flatten(out)[0] if isinstance(t, Tensor)]
+
+# %% ../nbs/01a_nnutil.ipynb #f25d176f
+def load_weights(model:nn.Module, sd:dict, strict:bool=True):
+    "`model.load_state_dict(sd)`, with `model`'s own `_metadata` (each submodule's format version) where `sd` carries none."
+    if getattr(sd, '_metadata', None) is None:
+        sd = OrderedDict(sd); sd._metadata = model.state_dict()._metadata
+    return model.load_state_dict(sd, strict=strict)
+
 
 # %% ../nbs/01a_nnutil.ipynb #75584c8e
 def batches(X:Tensor, bs:int, *more:Tensor):

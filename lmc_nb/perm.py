@@ -5,6 +5,7 @@
 # %% ../nbs/06_perm.ipynb #2cf9dcb8
 from __future__ import annotations
 import math, warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -14,7 +15,7 @@ except ImportError: _lapjv = None
 from fastcore.basics import patch
 from .asym import dense_twin
 from .interp import effective_state_dict
-from .nnutil import call_model, model_outputs
+from .nnutil import call_model, model_outputs, load_weights
 from torch.func import functional_call
 
 # %% auto #0
@@ -103,8 +104,9 @@ def check(self:PermSpec, sd:dict)->dict:
 
 # %% ../nbs/06_perm.ipynb #24b13fe8
 def apply_perm(spec:PermSpec, sd:dict, perms:dict)->dict:
-    "A copy of state dict `sd` with every axis of `spec` reordered by its group's permutation in `perms`."
-    out = dict(sd)
+    "A copy of state dict `sd` with every axis of `spec` reordered by its group's permutation in `perms` (and `sd`'s `_metadata`, if any)."
+    out = OrderedDict(sd)
+    if getattr(sd, '_metadata', None) is not None: out._metadata = sd._metadata
     for name, axes in spec.by_tensor().items():
         t = sd[name]
         for g, e in axes:
@@ -135,7 +137,7 @@ def permute_model(model:nn.Module, perms:dict, spec:PermSpec=None)->nn.Module:
     "A dense copy of `model` with its effective weights permuted by `perms` (the same function)."
     spec = spec or PermSpec.of(model)
     twin = dense_twin(model)
-    twin.load_state_dict(apply_perm(spec, effective_state_dict(model), perms))
+    load_weights(twin, apply_perm(spec, effective_state_dict(model), perms))
     return twin.eval()
 
 # %% ../nbs/06_perm.ipynb #34aeec82

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from .data import Data, Splits, Loader, flip_crop
 from .archs import build_model
 from .checkpoint import find_checkpoint, save_model, write_dir_atomic
-from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device, torch_threads
+from .nnutil import eval_mode, has_batchnorm, autocast_for, on_device, torch_threads, load_weights
 from .layout import safe_layout, LayoutFallback
 
 # %% auto #0
@@ -208,7 +208,7 @@ def _resume(ckpt, model:nn.Module, cfg:TrainConfig, opt, dl:Loader)->tuple:
     dev = next(model.parameters()).device
     meta = json.loads((p / 'config.json').read_text())
     _check_epochs('train', ckpt, meta['epoch'], cfg.epochs)
-    model.load_state_dict(load_file(str(p / 'model.safetensors'), device=str(dev)))
+    load_weights(model, load_file(str(p / 'model.safetensors'), device=str(dev)))
     ts = load_file(str(p / 'train_state.safetensors'), device=str(dev))
     _load_opt(opt, {k: v for k, v in ts.items() if k.startswith('opt.')}, meta['param_groups'])
     dl.gen.set_state(ts['loader_rng'].cpu())
@@ -224,7 +224,7 @@ def _train_epoch(model:nn.Module, dl:Loader, opt, cfg:TrainConfig, kind:str, ep:
         for g in opt.param_groups: g['lr'] = lr_at(cfg, ep * steps + i, steps)
         with autocast_for(cfg.amp, dev): loss = batch_loss(model(xb), yb, kind)
         if not torch.isfinite(loss):
-            model.load_state_dict(good)
+            load_weights(model, good)
             raise NonFiniteLoss(f"non-finite training loss ({loss.item()}) at epoch {ep + 1}, step {i + 1}; "
                                 f"model restored to epoch {ep}" + (f", last good checkpoint kept in {ckpt}" if ckpt else ''))
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step()
