@@ -115,7 +115,7 @@ def _aligned(A:nn.Module, B:nn.Module, spec:PermSpec, method:str, data:Splits, s
 def _spec_summary(spec, A:nn.Module)->dict:
     "What the report says of the derived spec: groups, units, the proof's largest error, what is fixed, groups seen by features."
     return dict(groups=len(spec.groups), units=sum(spec.check(A.state_dict()).values()), max_check=max(spec.errors.values(), default=0.),
-                fixed=spec.fixed, seen_by_features=sum(g in spec.features for g in spec.groups))
+                fixed=spec.fixed, seen_by_features=sum(g in spec.features for g in spec.groups), coverage=getattr(spec, 'coverage', None))
 
 def _add_repair(res:dict, A:nn.Module, method:str, data:Splits, lams:int, stat_samples:int, n_boot:int, progress:bool):
     "The REPAIR curve of `method`'s aligned path, added to `res` with its time."
@@ -178,7 +178,8 @@ def align_markdown(res:dict, title:str='')->str:
     s = res['spec']
     lines = [f"# {title or 'lmc align'}", '',
              f"Spec derived and proved: {s['groups']} groups, {s['units']} units (each group permuted alone changes the outputs by at most "
-             f"{s['max_check']:.1e}, relative); fixed: {', '.join(f'{k} ({v})' for k, v in s['fixed'].items()) or 'nothing'}.", '',
+             f"{s['max_check']:.1e}, relative)" + (f"; they move {s['coverage']['permuted']} of the {s['coverage']['units']} hidden units" if s.get('coverage') else '')
+             + f"; fixed: {', '.join(f'{k} ({v})' for k, v in s['fixed'].items()) or 'nothing'}.", '',
              '| path | loss barrier | 95 % interval | accuracy barrier (points) | 95 % interval |', '|---|---|---|---|---|']
     for name, c in res['paths'].items():
         ci = c.get('ci') or {}
@@ -270,6 +271,7 @@ def planted_row(name:str, model:nn.Module, x,
     exact = all(torch.equal(Q[g], invert_perm(P[g])) for g in P)
     fixed = '; '.join(f'{k} ({v})' for k, v in spec.fixed.items() if k not in ('model input', 'model output'))
     return dict(model=name, ok=bool(P) and exact, groups=len(P), units=sum(len(p) for p in P.values()), check=max(spec.errors.values(), default=0.),
+                coverage=dict(spec.coverage, fixed=dict(spec.coverage['fixed'])),
                 recovered=('exact' if exact else 'NOT exact') if P else '-', trace_s=round(t1 - t0, 2), match_s=round(time.time() - t1, 2),
                 fixed=fixed[:120], reason='' if P and exact else ('no permutable units' if not P else 'planted permutation not recovered'))
 

@@ -19,7 +19,8 @@ from .layer_rules import *
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report', 'AutoSpec', 'auto_spec', 'same_spec']
+__all__ = ['aten', 'BOUNDARY', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report', 'coverage_report',
+           'AutoSpec', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
 def trace_spaces(model:nn.Module, x)->tuple:
@@ -126,14 +127,47 @@ def fixed_report(tensors):
                 for l in leaves(s):
                     for p in (_sum_parts(l) if find(l).kind == 'sum' else [(0, l)]):
                         f = find(p[1])
-                        if f.fixed: rep.setdefault(f.fixed.split(' (')[0] if 'no rule' not in f.fixed else f.fixed, set()).add(id(f))
+                        if f.fixed: rep.setdefault(_reason(f.fixed), set()).add(id(f))
     return {k: len(v) for k, v in rep.items()}
+
+def _reason(why:str)->str: return why.split(' (')[0] if 'no rule' not in why else why
+
+BOUNDARY = ('model input', 'model output', 'rows looked up by index')    # axes that are the model's inputs and outputs, not hidden units
+
+def _first_fixed(ax:list):
+    "The reason the first fixed space of one axis label is fixed (None if none is)."
+    for s in ax:
+        for l in leaves(s):
+            for _, p in (_sum_parts(l) if find(l).kind == 'sum' else [(0, l)]):
+                if find(p).fixed: return find(p).fixed
+    return None
+
+def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
+    "dict(permuted, units, fixed={reason: units}) over the output units (axis 0) of every weight with two or more axes that the outputs depend on, the model's inputs and outputs left out: how many a group moves (a head's dimensions move with their head), and why the others stay."
+    moved = {}
+    for es in groups.values():
+        for e in es:
+            if e.axis == 0: moved.setdefault(e.tensor, []).append(e.span or (0, shapes[e.tensor][0]))
+    perm, fixed = 0, {}
+    for n, lab in tensors.items():
+        if shapes[n][0] < 2 or sum(d > 1 for d in shapes[n]) < 2: continue          # a matrix or kernel (not weight norm's g, shaped (n, 1))
+        N, why = shapes[n][0], _first_fixed(lab[0])
+        k = 0
+        if n in moved:
+            mask = torch.zeros(N, dtype=torch.bool)
+            for a, b in moved[n]: mask[a:b] = True
+            k = int(mask.sum())
+        elif why is not None and why.startswith(BOUNDARY): continue
+        perm += k
+        if k < N: r = _reason(why) if why else 'in no group'; fixed[r] = fixed.get(r, 0) + N - k
+    return dict(permuted=perm, units=perm + sum(fixed.values()), fixed=fixed)
 
 # %% ../nbs/06h_autospec.ipynb #f9fc05f1
 class AutoSpec(PermSpec):
-    "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how far each group was checked (`errors`) and where its units are seen (`features`)."
-    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None):
+    "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how many hidden units its groups move (`coverage`), how far each group was checked (`errors`) and where its units are seen (`features`)."
+    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None):
         super().__init__(groups); self.fixed, self.errors, self.unknown, self.features = fixed, errors, unknown, features or {}
+        self.coverage = coverage or dict(permuted=0, units=0, fixed={})
     def attach(self, model:nn.Module)->nn.Module:
         "Make `model` declare this spec and its feature points (`perm_spec()`, `feature_spec()`), so every function that asks a model for them takes it as it is."
         groups, feats = {g: list(es) for g, es in self.groups.items()}, dict(self.features)
@@ -141,7 +175,8 @@ class AutoSpec(PermSpec):
         return model
     def __repr__(self):
         return (f"AutoSpec({len(self.groups)} groups, {sum(len(e) for e in self.groups.values())} entries; verified to "
-                f"{max(self.errors.values(), default=0):.1e}; fixed: {', '.join(f'{k} ({v})' for k, v in self.fixed.items()) or 'nothing'})")
+                f"{max(self.errors.values(), default=0):.1e}; permutes {self.coverage['permuted']} of {self.coverage['units']} hidden units; "
+                f"fixed: {', '.join(f'{k} ({v})' for k, v in self.fixed.items()) or 'nothing'})")
 
 def _ops_of(tensors:dict, spec:dict, g:str)->list:
     "The ops that related the spaces of group g (for error messages)."
@@ -172,7 +207,12 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     keep = {g: es for g, es in groups.items() if g not in bad}
     fixed = fixed_report(tensors)
     if bad: fixed['dropped: not a symmetry on the example input'] = len(bad)
-    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)))
+    cov = coverage_report(tensors, keep, {k: tuple(v.shape) for k, v in twin.state_dict().items()})
+    if cov['permuted'] < 0.5 * cov['units']:                                  # most of the model fixed: say so, with the largest reasons
+        top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
+        warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
+                      f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=2)
+    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov)
 
 # %% ../nbs/06h_autospec.ipynb #a8e8cbb5
 def same_spec(a:PermSpec, b:PermSpec)->bool:

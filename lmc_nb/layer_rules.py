@@ -15,7 +15,7 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
-           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride']
+           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_weight_norm']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -37,7 +37,7 @@ def r_mm(T, func, args, kwargs, out):
         ol = _mm(T, args[1], args[2], out, T.op)
         T.set(out, ol); ol2 = _bcast(T, [args[0], out], out); T.set(out, ol2)
     elif p in (aten.mv,): la, lb = T.label(args[0]), T.label(args[1]); unify_axis(la[-1], lb[0], T.op); T.set(out, [la[0]])
-    elif p in (aten.dot,): unify_axis(T.label(args[0])[0], T.label(args[1])[0], T.op); T.set(out, [])
+    elif p in (aten.dot, aten.vdot): unify_axis(T.label(args[0])[0], T.label(args[1])[0], T.op); T.set(out, [])
     else: T.set(out, _mm(T, args[0], args[1], out, T.op))
 
 # %% ../nbs/06g_layer_rules.ipynb #5f13bead
@@ -216,3 +216,13 @@ for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._
           aten._adaptive_avg_pool3d, aten.upsample_nearest2d, aten.upsample_bilinear2d, aten.upsample_bicubic2d, aten.adaptive_max_pool1d,
           aten._upsample_bilinear2d_aa, aten._upsample_nearest_exact2d, aten._adaptive_avg_pool2d):
     RULES[o] = r_pool
+
+# %% ../nbs/06g_layer_rules.ipynb #d9821521
+def r_weight_norm(T, func, args, kwargs, out):
+    "`_weight_norm_interface(v, g, dim)` → (g·v/‖v‖, ‖v‖): every axis of v keeps its units, g's axis `dim` is v's."
+    v, g = args[0], args[1]
+    ol = _bcast(T, [v, g], v); w, norms = out
+    T.set(w, ol); T.set(norms, [ol[i] if norms.shape[i] != 1 else [] for i in range(norms.ndim)])
+
+RULES.update({aten._prelu_kernel: r_pointwise, aten._weight_norm_interface: r_weight_norm, aten.vdot: r_mm})
+

@@ -111,7 +111,7 @@ def model_outputs(out)->list:
         out = [out[k] for k in out.keys()]
     return [t for t in tree_flatten(out)[0] if isinstance(t, Tensor)]
 
-# %% ../nbs/01a_nnutil.ipynb #f25d176f
+# %% ../nbs/01a_nnutil.ipynb #f055db96
 def load_weights(model:nn.Module, sd:dict, strict:bool=True):
     "`model.load_state_dict(sd)`, with `model`'s own `_metadata` (each submodule's format version) where `sd` carries none."
     if getattr(sd, '_metadata', None) is None:
