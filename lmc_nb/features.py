@@ -32,14 +32,14 @@ def point_units(p:tuple, t:Tensor)->Tensor:
 # %% ../nbs/04_features.ipynb #8fa07a01
 @contextmanager
 def capture(model:nn.Module, points:list):
-    "Record, during the forward passes inside the `with` block, the output ('out') or input ('in') of each `(module, kind)`; a module run twice in one pass is refused."
+    "Record, during the forward passes inside the `with` block, a copy of the output ('out') or input ('in') of each `(module, kind)` as it was then (an in-place op after it cannot change the copy); a module run twice in one pass is refused."
     store, hooks, seen = {}, [], set()
     mods = dict(model.named_modules())
     def put(k, t):
         if k in seen:
             raise ValueError(f"capture: module {k[0]!r} ran more than once in one forward pass (one module reused, as torchvision's "
                              f"BasicBlock reuses its `relu`), so its {k[1]!r} features are ambiguous; observe another module")
-        seen.add(k); store[k] = t
+        seen.add(k); store[k] = t.detach().clone()                 # a later in-place op (ReLU(inplace=True), `out += identity`) would change `t`
     try:
         hooks.append(model.register_forward_pre_hook(lambda m, i: seen.clear()))   # runs before any submodule: a new pass
         for p in points:

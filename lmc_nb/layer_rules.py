@@ -217,7 +217,7 @@ for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._
           aten._upsample_bilinear2d_aa, aten._upsample_nearest_exact2d, aten._adaptive_avg_pool2d):
     RULES[o] = r_pool
 
-# %% ../nbs/06g_layer_rules.ipynb #d9821521
+# %% ../nbs/06g_layer_rules.ipynb #7224aefe
 def r_weight_norm(T, func, args, kwargs, out):
     "`_weight_norm_interface(v, g, dim)` → (g·v/‖v‖, ‖v‖): every axis of v keeps its units, g's axis `dim` is v's."
     v, g = args[0], args[1]

@@ -4,12 +4,13 @@
 
 # %% ../nbs/06b_merge.ipynb #b2269de4
 from __future__ import annotations
+import os
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 from .data import Data, Loader
 from .asym import dense_twin
-from .features import feature_stats
+from .features import feature_stats, unit_matrix
 from .interp import effective_state_dict, lerp, reset_bn, check_compatible, Curve, _curve
 from .nnutil import NORM_TYPES, has_batchnorm, load_weights
 from .perm import PermSpec, apply_perm
@@ -17,7 +18,8 @@ from .match import weight_matching, align_weights
 from .act_match import align_activations
 
 # %% auto #0
-__all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_curve', 'merge_models', 'merge_many']
+__all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_one_pass', 'repair_curve', 'merge_models',
+           'merge_many']
 
 # %% ../nbs/06b_merge.ipynb #2caa1206
 def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
@@ -42,11 +44,13 @@ def unit_moments(model:nn.Module, points:list, data:Data, bs:int=500, max_sample
 
 # %% ../nbs/06b_merge.ipynb #bf0fc0ce
 @torch.no_grad()
-def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6)->nn.Module:
+def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6,
+           moments:tuple=None, # (A's, B's) `unit_moments` at `repair_points`, if already computed (they do not depend on λ)
+          )->nn.Module:
     "REPAIR (Jordan et al. 2023): fold per-unit corrections into `merged` so each repair point's moments interpolate A's and B's."
     if has_batchnorm(merged): reset_bn(merged, data, n_batches=max(1, max_samples // 500))
     pts = repair_points(merged)
-    mA, mB = unit_moments(A, pts, data, max_samples=max_samples), unit_moments(B, pts, data, max_samples=max_samples)
+    mA, mB = moments or (unit_moments(A, pts, data, max_samples=max_samples), unit_moments(B, pts, data, max_samples=max_samples))
     mods = dict(merged.named_modules())
     for p in pts:                                   # forward order: each correction sees the earlier ones
         mu_m, sd_m = unit_moments(merged, [p], data, max_samples=max_samples)[p]
@@ -61,18 +65,76 @@ def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max
             m.bias.sub_(mu_m).mul_(s).add_(mu_t)
     return merged.eval()
 
+# %% ../nbs/06b_merge.ipynb #b44cdb39
+def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
+    "'' when one batch of n samples can repair `merged` in one pass, else why not (a probe on two samples: calls per point, bytes of every module's output)."
+    mods, calls, nbytes, hooks = dict(merged.named_modules()), {p: 0 for p in pts}, [0], []
+    def count(name): return lambda m, i, o: calls.__setitem__(name, calls[name] + 1)
+    def size(m, i, o):
+        for t in (o if isinstance(o, (tuple, list)) else (o,)):
+            if isinstance(t, torch.Tensor): nbytes[0] += t.numel() * t.element_size()
+    try:
+        for p in pts: hooks.append(mods[p].register_forward_hook(count(p)))
+        for m in merged.modules(): hooks.append(m.register_forward_hook(size))
+        merged(X[:2])
+    finally:
+        for h in hooks: h.remove()
+    twice = [p for p, c in calls.items() if c != 1]
+    if twice: return f"repair point {twice[0]!r} runs {calls[twice[0]]} times in one pass"
+    need = nbytes[0] * n / min(2, len(X))
+    return '' if need <= budget else f"one batch of {n} samples needs about {need / 2 ** 30:.1f} GiB of activations, over the budget of {budget / 2 ** 30:.1f} GiB"
+
+@torch.no_grad()
+def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6,
+                    moments:tuple=None, # (A's, B's) `unit_moments`, if already computed
+                    budget:int=None, # bytes the batch's activations may take (default: a quarter of the machine's memory)
+                   )->nn.Module:
+    "`repair` in one forward pass of the statistics set as one batch: each point's correction computed and folded inside the pass (falls back to `repair` where that cannot apply)."
+    pts = repair_points(merged)
+    moments = moments or (unit_moments(A, pts, data, max_samples=max_samples), unit_moments(B, pts, data, max_samples=max_samples))
+    merged.eval(); X = data.X[:max_samples]
+    budget = budget or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') // 4
+    if _one_pass_plan(merged, pts, X, len(X), budget): return repair(merged, A, B, lam, data, max_samples, eps, moments)
+    bns = [n for n, m in merged.named_modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not set(bns) <= set(pts): reset_bn(merged, data, n_batches=max(1, max_samples // 500))   # a batch norm REPAIR does not correct
+    (mA, mB), mods, hooks = moments, dict(merged.named_modules()), []
+    def correct(p):
+        def hook(m, inputs, out):
+            u = unit_matrix(out); mu_m = u.mean(0); sd_m = (u - mu_m).square_().mean(0).sqrt()     # two passes: accurate in float32
+            mu_t, sd_t = (1 - lam) * mA[p][0] + lam * mB[p][0], (1 - lam) * mA[p][1] + lam * mB[p][1]
+            s = (sd_t / sd_m.double().clamp_min(eps)).float(); mu_t = mu_t.float()
+            if isinstance(m, NORM_TYPES): m.weight.mul_(s); m.bias.sub_(mu_m).mul_(s).add_(mu_t)
+            else:
+                m.weight.mul_(s.view(-1, *[1] * (m.weight.ndim - 1)))
+                if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
+                m.bias.sub_(mu_m).mul_(s).add_(mu_t)
+            return m.forward(*inputs)                                  # the corrected output, for the points after it
+        return hook
+    try:
+        for p in pts: hooks.append(mods[p].register_forward_hook(correct(p)))
+        merged(X)
+    finally:
+        for h in hooks: h.remove()
+    return merged
+
+
 # %% ../nbs/06b_merge.ipynb #b72f4c4d
 @torch.no_grad()
 def repair_curve(A:nn.Module, B:nn.Module, # two models, B aligned to A
                  data:Data, # evaluation set (classification)
                  stat_data:Data, # data REPAIR estimates the moments on
                  lams=11, # number of evenly spaced λ in [0, 1], or the grid itself
-                 max_samples:int=2000, n_boot:int=0, progress:bool=False)->Curve:
-    "Loss and accuracy along the path with REPAIR applied at every λ (one merged model per λ, corrected, then evaluated)."
+                 max_samples:int=2000, n_boot:int=0, progress:bool=False,
+                 one_pass:bool=True, # `repair_one_pass` (False: the reference `repair`, point by point)
+                )->Curve:
+    "Loss and accuracy along the path with REPAIR applied at every λ (one merged model per λ, corrected, then evaluated); A's and B's moments computed once."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
+    pts = repair_points(merged_model(A, B, 0.))
+    moments = unit_moments(A, pts, stat_data, max_samples=max_samples), unit_moments(B, pts, stat_data, max_samples=max_samples)
+    fix = repair_one_pass if one_pass else repair
     outs = []
     for lam in tqdm(lams.tolist(), desc='repair', disable=not progress, leave=False):
-        m = repair(merged_model(A, B, lam), A, B, lam, stat_data, max_samples)
+        m = fix(merged_model(A, B, lam), A, B, lam, stat_data, max_samples, moments=moments)
         outs.append(torch.cat([m(xb) for xb, _ in Loader(data, 1024)]))
     return _curve(torch.stack(outs), data.y, lams, 'ce', False, 0.2, 0, n_boot)
 
