@@ -15,6 +15,8 @@ import lmc_nb.many as many
 from unittest.mock import patch
 from .nnutil import native_bf16
 from .interp import lmc_curve, effective_state_dict
+from .merge import repair, repair_curve, merged_model, repair_points
+from .data import Loader
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, apply_perm, random_perms, invert_perm, lap_backend
 from .match import weight_matching, weight_matching_reference, match_objective
@@ -25,7 +27,7 @@ from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODE
 
 # %% auto #0
 __all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'bench_match', 'bench_sweep', 'bench_ts',
-           'bench_costs', 'bench_memory', 'bench_report', 'run_benches']
+           'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -274,6 +276,34 @@ def bench_memory(repeat:int=1, quick:bool=False)->list:
     return [dict(name=f'memory_lewc_mlp256_{n}', ours_mib=round(ours, 1), baseline_mib=round(base, 1), ratio=round(base / max(ours, 1.), 2),
                  ours_mib_at_quarter_n=round(small, 1), baseline='features kept')]
 
+# %% ../nbs/12a_bench.ipynb #ee6aa1ce
+@torch.no_grad()
+def _repair_reference_curve(A:nn.Module, B:nn.Module, data:Data, stat:Data, lams:Tensor, max_samples:int)->list:
+    "The losses of REPAIR's curve as it ran before: every λ computes A's and B's moments again and corrects point by point (`repair`)."
+    out = []
+    for lam in lams.tolist():
+        m = repair(merged_model(A, B, lam), A, B, lam, stat, max_samples)
+        out.append(float(torch.nn.functional.cross_entropy(torch.cat([m(xb) for xb, _ in Loader(data, 1024)]), data.y)))
+    return out
+
+def bench_repair(repeat:int=1, quick:bool=False, root=None, lams:int=25, ref_lams:int=3)->list:
+    "REPAIR along the path as `lmc align --repair` runs it, against the reference timed on `ref_lams` λ and counted for `lams` (the same losses asserted there)."
+    if quick:
+        gmm = load_data('gmm', n=6000, k=8); cfg = dict(arch='mlp', d_in=128, widths=[64] * 3, d_out=5, norm='none', act='relu')
+        name, (A, B), data = 'repair_mlp64_gmm', (init_model(cfg, 0).eval(), init_model(cfg, 1).eval()), gmm
+    else:
+        try: import torchvision   # noqa: F401
+        except Exception as e: return [dict(name='repair_tv_resnet18', not_run=f'torchvision not usable ({type(e).__name__})')]
+        name, (A, B), data = 'repair_tv_resnet18', trained_tv_pair('tv_resnet18', root, progress=False), load_data('fashion-mnist', root=root, limit=3000)
+    t_o, curve = best_time(lambda: repair_curve(A, B, data.test, data.train, lams, max_samples=5000), repeat)
+    some = torch.linspace(0, 1, ref_lams)
+    t_r, ref = best_time(lambda: _repair_reference_curve(A, B, data.test, data.train, some, 5000), 1)
+    mine = repair_curve(A, B, data.test, data.train, some, max_samples=5000).loss
+    torch.testing.assert_close(torch.tensor(mine), torch.tensor(ref), atol=1e-4, rtol=1e-4)     # the same curve
+    return [report_line(name, t_o, t_r / ref_lams * lams, baseline=f'reference repair, {t_r / ref_lams:.2f} s per λ (on {ref_lams} λ) × {lams}',
+                        n_lambdas=lams, points=len(repair_points(A)), stat_samples=min(5000, len(data.train)))]
+
+
 # %% ../nbs/12a_bench.ipynb #443005c7
 def _cli_seconds(out:str, env:dict=None, quick:bool=False)->float:
     "Wall time of a fresh `lmc report --quiet` as the installed script runs it (`cli.command`: imports and exit included) writing to the new folder `out` (so it trains); raises if it fails."
@@ -320,9 +350,9 @@ def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
                         epochs=cfg.epochs, samples=cfg.gmm_n, target_s=target, within_target=bool(max(native, avx2) <= target))]
 
 # %% ../nbs/12a_bench.ipynb #c026a595
-BENCHES = {'interp': bench_interp, 'train': bench_train, 'report': bench_report, 'match': bench_match, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory}
+BENCHES = {'interp': bench_interp, 'train': bench_train, 'report': bench_report, 'match': bench_match, 'repair': bench_repair, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory}
 
-def run_benches(names=('interp', 'train', 'report', 'match', 'sweep', 'ts', 'costs', 'memory'), quick:bool=False, print_lines:bool=True)->list:
+def run_benches(names=('interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'), quick:bool=False, print_lines:bool=True)->list:
     "Run the named benchmarks, printing one JSON line per result."
     bad = [n for n in names if n not in BENCHES]
     if bad: raise ValueError(f"unknown benchmark {bad[0]!r}; choose one of {list(BENCHES)}")

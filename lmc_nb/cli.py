@@ -181,7 +181,7 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
     _sweep_args(_sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP))
     _pairs_args(_sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)'))
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
-    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
+    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
     b.add_argument('--quick', action='store_true', help='only the small cases')
     _reproduce_args(_sub(sub, 'reproduce', "run a reproduction notebook (2x_*) at the smoke, cpu or paper scale, resumable from its caches; "
                          "no name (or --plan): the list with time estimates on one GPU", _EXIT_CODES))

@@ -65,7 +65,7 @@ def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max
             m.bias.sub_(mu_m).mul_(s).add_(mu_t)
     return merged.eval()
 
-# %% ../nbs/06b_merge.ipynb #b44cdb39
+# %% ../nbs/06b_merge.ipynb #6b787cfd
 def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
     "'' when one batch of n samples can repair `merged` in one pass, else why not (a probe on two samples: calls per point, bytes of every module's output)."
     mods, calls, nbytes, hooks = dict(merged.named_modules()), {p: 0 for p in pts}, [0], []
