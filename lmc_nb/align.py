@@ -15,6 +15,7 @@ from torch.utils._pytree import tree_flatten
 from torch import Tensor
 from torch import nn
 from safetensors.torch import load_file, save_file
+from tqdm.auto import tqdm
 import lmc_nb
 from .data import Data, Splits, load_data
 from .checkpoint import write_atomic, find_checkpoint
@@ -135,17 +136,19 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods: raise ValueError(f"align: method {bad[0] if bad else None!r} unknown; choose from {list(METHODS)}")
     check_compatible(A, B); check_takes(A, data); t0 = time.perf_counter()
+    bar = tqdm(total=1 + len(methods) + bool(repair), desc='align: spec and the unaligned path', disable=not progress, leave=False)
     spec = auto_spec(A, data.test.X[:2])
     spec.attach(A)
     res = dict(spec=_spec_summary(spec, A), paths={}, aligned={}, seconds={})
     bn = data.train[:stat_samples]
     curve = lambda P, Q: lmc_curve(P, Q, data.test, lams, bn_data=bn, n_boot=n_boot)
-    res['paths']['none'] = curve(A, B).to_dict(); res['seconds']['spec'] = time.perf_counter() - t0
+    res['paths']['none'] = curve(A, B).to_dict(); res['seconds']['spec'] = time.perf_counter() - t0; bar.update()
     for m in methods:
-        t = time.perf_counter()
+        t = time.perf_counter(); bar.set_description(f'align: {m} matching and its path')
         Bm, perms = _aligned(A, B, spec, m, data, stat_samples)
-        res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t
-    if repair: _add_repair(res, A, methods[0], data, lams, stat_samples, n_boot, progress)
+        res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t; bar.update()
+    if repair: bar.set_description(f'align: REPAIR along the {methods[0]} path'); _add_repair(res, A, methods[0], data, lams, stat_samples, n_boot, progress); bar.update()
+    bar.close()
     for p in res['paths'].values(): p.update(_barriers(p))
     return res
 
