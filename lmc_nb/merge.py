@@ -6,7 +6,7 @@
 from __future__ import annotations
 import os
 import torch
-from torch import nn
+from torch import nn, Tensor
 from tqdm.auto import tqdm
 from .data import Data, Loader
 from .asym import dense_twin
@@ -53,17 +53,19 @@ def repair(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max
     mA, mB = moments or (unit_moments(A, pts, data, max_samples=max_samples), unit_moments(B, pts, data, max_samples=max_samples))
     mods = dict(merged.named_modules())
     for p in pts:                                   # forward order: each correction sees the earlier ones
-        mu_m, sd_m = unit_moments(merged, [p], data, max_samples=max_samples)[p]
-        mu_t, sd_t = (1 - lam) * mA[p][0] + lam * mB[p][0], (1 - lam) * mA[p][1] + lam * mB[p][1]
-        s = (sd_t / sd_m.clamp_min(eps)).float(); mu_m, mu_t = mu_m.float(), mu_t.float()
-        m = mods[p]
-        if isinstance(m, NORM_TYPES):
-            m.weight.mul_(s); m.bias.sub_(mu_m).mul_(s).add_(mu_t)
-        else:
-            m.weight.mul_(s.view(-1, *[1] * (m.weight.ndim - 1)))
-            if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
-            m.bias.sub_(mu_m).mul_(s).add_(mu_t)
+        _fold(mods[p], p, *unit_moments(merged, [p], data, max_samples=max_samples)[p], mA[p], mB[p], lam, eps)
     return merged.eval()
+
+def _fold(m:nn.Module, p:str, mu_m:Tensor, sd_m:Tensor, a:tuple, b:tuple, lam:float, eps:float):
+    "Fold REPAIR's per-unit correction y ↦ (y − μ)·σ_t/σ + μ_t into module `m` (point `p`), with μ, σ its output's moments and μ_t, σ_t A's (`a`) and B's (`b`) interpolated at `lam`."
+    mu_t, sd_t = (1 - lam) * a[0] + lam * b[0], (1 - lam) * a[1] + lam * b[1]
+    s = (sd_t / sd_m.double().clamp_min(eps)).float(); mu_m, mu_t = mu_m.float(), mu_t.float()
+    if isinstance(m, NORM_TYPES):
+        m.weight.mul_(s); m.bias.sub_(mu_m).mul_(s).add_(mu_t)
+    else:
+        m.weight.mul_(s.view(-1, *[1] * (m.weight.ndim - 1)))
+        if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
+        m.bias.sub_(mu_m).mul_(s).add_(mu_t)
 
 # %% ../nbs/06b_merge.ipynb #6b787cfd
 def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
@@ -100,14 +102,8 @@ def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:
     (mA, mB), mods, hooks = moments, dict(merged.named_modules()), []
     def correct(p):
         def hook(m, inputs, out):
-            u = unit_matrix(out); mu_m = u.mean(0); sd_m = (u - mu_m).square_().mean(0).sqrt()     # two passes: accurate in float32
-            mu_t, sd_t = (1 - lam) * mA[p][0] + lam * mB[p][0], (1 - lam) * mA[p][1] + lam * mB[p][1]
-            s = (sd_t / sd_m.double().clamp_min(eps)).float(); mu_t = mu_t.float()
-            if isinstance(m, NORM_TYPES): m.weight.mul_(s); m.bias.sub_(mu_m).mul_(s).add_(mu_t)
-            else:
-                m.weight.mul_(s.view(-1, *[1] * (m.weight.ndim - 1)))
-                if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
-                m.bias.sub_(mu_m).mul_(s).add_(mu_t)
+            u = unit_matrix(out); mu_m = u.mean(0)
+            _fold(m, p, mu_m, (u - mu_m).square_().mean(0).sqrt(), mA[p], mB[p], lam, eps)      # two passes: accurate in float32
             return m.forward(*inputs)                                  # the corrected output, for the points after it
         return hook
     try:
