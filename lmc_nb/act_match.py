@@ -66,7 +66,7 @@ def activation_matching(A:nn.Module, B:nn.Module, # two models of one architectu
     rest = [g for g in (spec.groups if spec else []) if g not in perms]
     if rest:   # e.g. the dimensions q and k share inside a head, which no layer reads: weight matching, the other groups already aligned
         sa = effective_state_dict(A)
-        more, _ = weight_matching(PermSpec({g: spec.groups[g] for g in rest}), sa, apply_perm(spec, effective_state_dict(B), perms))
+        more, _ = weight_matching(spec.subset(rest), sa, apply_perm(spec, effective_state_dict(B), perms))
         perms.update(more)
     return perms
 

@@ -10,7 +10,7 @@ import torch
 from torch import nn, Tensor
 from .asym import dense_twin
 from .nnutil import call_model, model_outputs
-from .perm import PermSpec, Axis, group_errors
+from .perm import PermSpec, Axis, group_errors, buffer_names
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT
 from .shape_rules import *
@@ -165,8 +165,8 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
 # %% ../nbs/06h_autospec.ipynb #f9fc05f1
 class AutoSpec(PermSpec):
     "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how many hidden units its groups move (`coverage`), how far each group was checked (`errors`) and where its units are seen (`features`)."
-    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None):
-        super().__init__(groups); self.fixed, self.errors, self.unknown, self.features = fixed, errors, unknown, features or {}
+    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None, buffers=None):
+        super().__init__(groups, buffers); self.fixed, self.errors, self.unknown, self.features = fixed, errors, unknown, features or {}
         self.coverage = coverage or dict(permuted=0, units=0, fixed={})
     def attach(self, model:nn.Module)->nn.Module:
         "Make `model` declare this spec and its feature points (`perm_spec()`, `feature_spec()`), so every function that asks a model for them takes it as it is."
@@ -212,7 +212,7 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
         top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
         warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
                       f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=2)
-    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov)
+    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin))
 
 # %% ../nbs/06h_autospec.ipynb #a8e8cbb5
 def same_spec(a:PermSpec, b:PermSpec)->bool:

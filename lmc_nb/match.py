@@ -35,9 +35,10 @@ def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
     return np.moveaxis(u, 0, e.axis)
 
 # %% ../nbs/06a_match.ipynb #0a8f5a66
-def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None)->tuple:
+def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100, seed:int=0, init:dict=None, buffers:bool=False)->tuple:
     "Weight matching as git re-basin's loop writes it (numpy + scipy, every score recomputed): the definition."
     from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
+    spec = spec if buffers else spec.scored()                                 # see "Which tensors are scored"
     A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
     bt, sizes = spec.by_tensor(), spec.check(sa)
     perm = {g: (init[g].cpu().numpy() if init and g in init else np.arange(n)) for g, n in sizes.items()}
@@ -250,14 +251,15 @@ def _product_moves(m:_Scores)->bool:
     return sum(_product_move(m, g, sibs) for g, sibs in _product_siblings(m).items()) > 0
 
 # %% ../nbs/06a_match.ipynb #36156b5c
-def match_objective(spec:PermSpec, sa:dict, sb:dict)->float:
-    "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64)."
+def match_objective(spec:PermSpec, sa:dict, sb:dict, buffers:bool=False)->float:
+    "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64); the spec's buffers only if `buffers`."
+    spec = spec if buffers else spec.scored()
     return sum(float(torch.dot(sa[k].flatten().double(), sb[k].flatten().double())) for k in spec.by_tensor())
 
 # %% ../nbs/06a_match.ipynb #09041515
-def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32, solver:str='auto')->dict:
+def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32, solver:str='auto', buffers:bool=False)->dict:
     "The greedy starting permutations of `weight_matching(init='greedy')`."
-    m = _Scores(spec, sa, sb, dtype, solver); _greedy(m); return m.perms
+    m = _Scores(spec if buffers else spec.scored(), sa, sb, dtype, solver); _greedy(m); return m.perms
 
 # %% ../nbs/06a_match.ipynb #4ef512c9
 def _start(m:_Scores, init, sizes:dict, products:bool)->dict:
@@ -279,13 +281,15 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                     tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
                     solver:str='auto', # exact assignment solver: 'auto' | 'lapjv' (warm-started, optional package) | 'scipy'
                     products:bool=True, # product groups (heads × dims, groups × channels) solved jointly by eq. (product), in the start and in moves
+                    buffers:bool=False, # score the spec's buffers (batch-norm running statistics) too; False: permuted with their units, not scored (as git re-basin)
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
     sizes = spec.check(sa)
     if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
     if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
     if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
-        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver, products) for i in ('greedy', 'identity')), key=lambda r: r[1])
+        return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver, products, buffers) for i in ('greedy', 'identity')), key=lambda r: r[1])
+    spec = spec if buffers else spec.scored()                                  # every group kept: `sizes` holds
     m = _Scores(spec, sa, sb, dtype, solver)                                   # refuses non-finite weights
     solved = _start(m, init, sizes, products)
     converged = _descend(m, max_iter, seed, tol, solved=solved)
@@ -294,7 +298,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
         converged = _descend(m, max_iter, seed, tol)
     if not converged:
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
-    return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms))
+    return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms), buffers=True)
 
 # %% ../nbs/06a_match.ipynb #e9b8a2af
 def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Module:

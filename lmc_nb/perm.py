@@ -19,8 +19,9 @@ from .nnutil import call_model, model_outputs, load_weights
 from torch.func import functional_call
 
 # %% auto #0
-__all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
-           'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
+__all__ = ['STAT_NAMES', 'COLD_LAPJV', 'Axis', 'buffer_names', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms',
+           'random_perms', 'identity_perms', 'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn',
+           'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -49,16 +50,32 @@ class Axis:
         return b.movedim(0, self.axis)
 
 # %% ../nbs/06_perm.ipynb #873e5df7
+STAT_NAMES = ('running_mean', 'running_var')   # torch's norm statistics: a spec built without its model takes these for its buffers
+
+def buffer_names(model:nn.Module)->set:
+    "The names under which `model`'s buffers appear in its (effective) state dict: statistics and constants, not learned weights."
+    return {n for n, _ in model.named_buffers()}
+
 class PermSpec:
-    "Groups of axes that share one permutation (validated against a state dict with `check`)."
-    def __init__(self, groups:dict):
+    "Groups of axes that share one permutation (validated against a state dict with `check`); `buffers`: its tensors that are not learned."
+    def __init__(self, groups:dict,
+                 buffers=None, # names of buffers among the spec's tensors (permuted with their units, not scored by weight matching); None: those named STAT_NAMES
+                ):
         self.groups = {g: [e if isinstance(e, Axis) else Axis(*e) for e in es] for g, es in groups.items()}
+        names = {e.tensor for es in self.groups.values() for e in es}
+        self.buffers = frozenset(names & set(buffers) if buffers is not None else {t for t in names if t.rsplit('.', 1)[-1] in STAT_NAMES})
     @classmethod
     def of(cls, model:nn.Module)->'PermSpec':
-        "The hand-written spec a library model declares."
+        "The hand-written spec a library model declares (its buffers read from the model)."
         if not hasattr(model, 'perm_spec'):
             raise ValueError(f"{type(model).__name__} declares no perm_spec(); write one as data (see 02_models) and pass PermSpec(groups)")
-        return cls(model.perm_spec())
+        return cls(model.perm_spec(), buffers=buffer_names(model))
+    def subset(self, names)->'PermSpec':
+        "The spec of groups `names` only (same buffers)."
+        return PermSpec({g: self.groups[g] for g in names}, buffers=self.buffers)
+    def scored(self)->'PermSpec':
+        "The spec weight matching scores: every entry but those on buffers; a group with nothing else keeps its buffers (they are all it has)."
+        return PermSpec({g: [e for e in es if e.tensor not in self.buffers] or es for g, es in self.groups.items()}, buffers=self.buffers)
     def __repr__(self): return f"PermSpec({len(self.groups)} groups: {', '.join(list(self.groups)[:6])}{'…' if len(self.groups) > 6 else ''})"
     def by_tensor(self)->dict:
         "tensor → list of (group, Axis) permuting it."
