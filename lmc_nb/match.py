@@ -73,35 +73,69 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
     return t.masked_fill(tiny, 0) if tiny.any() else t
 
 # %% ../nbs/06a_match.ipynb #5fc13c26
+def _width(t:Tensor, e:Axis)->int:
+    "Columns of entry e's (units, -1) matrix (`Axis.to_front`), from shapes alone."
+    a = e.axis % t.ndim; n = t.shape[a]
+    return t.numel() // n * ((e.span[1] - e.span[0]) if e.span is not None else n) // e.size(t)
+
 class _Scores:
-    "Weight matching's state: B kept fully permuted by `perms`; each entry's score cached until a permutation it depends on changes."
-    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto'):
+    "Weight matching's state: B kept fully permuted by `perms`; each group's score kept as one matrix, updated where a permutation it depends on changed."
+    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto', keep:float=0.5):   # keep: kept scores' memory, × A's scored tensors
         self.spec, self.sizes, bt = spec, spec.check(sa), spec.by_tensor()
-        self.dev, self.solver = next(iter(sa.values())).device, lap_backend(solver)
+        self.dev, self.solver, self.dtype = next(iter(sa.values())).device, lap_backend(solver), dtype
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
-        self.version, self.cache, self.duals = {g: 0 for g in self.sizes}, {}, {}  # version: bumped when a permutation changes; duals: warm starts
-        # cache: (g, e) → (versions of its other groups, its score, the other group's permutation it is up to date with, updates since recomputed)
+        self.version, self.duals = {g: 0 for g in self.sizes}, {}              # version: bumped when a permutation changes; duals: warm starts
+        # total: g → its (n, n) score in `dtype`, columns in B's own unit order; ref: (g, e) → {h: π_h} that score holds entry e at;
+        # updates: g → updates since the score was computed whole
+        self.total, self.ref, self.updates = {}, {}, {}
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
+        self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
-        self.Am = {(g, e): e.to_front(self.A[e.tensor]) for g, e in ents}
-        self.others = {(g, e): [h for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}
-        self.width = {(g, e): self.Am[g, e].shape[1] for g, e in ents}                  # columns of the entry's (n, -1) matrix
+        self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}   # the tensor's other permuted axes
+        self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
+        self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
         self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
-        self.fixed = {g: self._fixed(g) for g in self.sizes}                  # B is unpermuted here
+        self.keeps = _kept_groups(self, keep * sum(t.numel() * t.element_size() for t in self.A.values()))
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
-    def _fixed(self, g)->Tensor:
-        "The summed scores of g's entries that no other permutation touches (biases, norms, a first layer): one product, once."
-        es = [e for e in self.spec.groups[g] if not self.others[g, e]]
-        if not es: return torch.zeros(self.sizes[g], self.sizes[g], dtype=torch.float64, device=self.dev)
-        return (torch.cat([self.Am[g, e] for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1).T).double()
+
+def _kept_groups(m:_Scores, budget:float)->set:
+    "The groups whose whole score is kept between solves, within `budget` bytes: those whose recomputation costs most per byte kept (Σ entry widths / n) first."
+    cost = {g: sum(m.width[g, e] for e in es if m.others[g, e]) / m.sizes[g] for g, es in m.spec.groups.items()}
+    out, used = set(), 0
+    for g in sorted(cost, key=lambda g: -cost[g]):
+        b = m.sizes[g] ** 2 * torch.finfo(m.dtype).bits // 8
+        if cost[g] > 0 and used + b <= budget: out.add(g); used += b
+    return out
+
 
 # %% ../nbs/06a_match.ipynb #967a16c0
 @patch
+def fixed(self:_Scores, g, inv:Tensor)->Tensor:
+    "The summed scores (in `dtype`, columns in B's own unit order) of g's entries that no other permutation touches (biases, norms, a first layer): one product."
+    es, n = [e for e in self.spec.groups[g] if not self.others[g, e]], self.sizes[g]
+    if not es: return torch.zeros(n, n, dtype=self.dtype, device=self.dev)
+    return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1)[inv].T
+
+@patch
+def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
+    "`fixed` plus entries `es`, computed now: each added in place (B's rows put in its own order first), so no (n, n) temporary is made."
+    S = self.fixed(g, inv)
+    for e in es: S.addmm_(e.to_front(self.A[e.tensor]), e.to_front(self.Bp[e.tensor])[inv].T)
+    return S
+
+@patch
 def score(self:_Scores, g, known:set=None)->Tensor:
     "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
-    inv = invert_perm(self.perms[g])
-    ents = [self.entry(g, e, inv) for e in self.spec.groups[g] if self.others[g, e] and (known is None or set(self.others[g, e]) <= known)]
-    return torch.add(self.fixed[g], sum(ents[1:], ents[0])) if ents else self.fixed[g].clone()   # one float64 pass
+    inv, live = invert_perm(self.perms[g]), [e for e in self.spec.groups[g] if self.others[g, e]]
+    if known is not None or g not in self.total or self.updates[g] >= 8:      # whole: first use, the greedy start, a score not kept, or after 8 updates (rounding)
+        es = [e for e in live if known is None or set(self.others[g, e]) <= known]
+        S = self.whole(g, es, inv)
+        if len(es) == len(live) and g in self.keeps:                          # kept: later solves update it
+            self.total[g], self.updates[g] = S, 0
+            for e in live: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
+        return S.double()
+    if sum(self._refresh(g, e, inv) for e in live): self.updates[g] += 1
+    return self.total[g].double()
 
 @patch
 def assign(self:_Scores, g, p:Tensor):
@@ -109,6 +143,7 @@ def assign(self:_Scores, g, p:Tensor):
     rel = invert_perm(self.perms[g])[p]
     for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
     self.perms[g] = p; self.version[g] += 1
+
 
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
@@ -122,20 +157,25 @@ def _columns(units:Tensor, bs:int)->Tensor: return units if bs == 1 else (units[
 
 # %% ../nbs/06a_match.ipynb #9e978e7e
 @patch
-def entry(self:_Scores, g, e:Axis, inv:Tensor)->Tensor:
-    "Entry (g, e)'s score, columns in B's own unit order: cached; updated by eq. (delta) for the units its other group moved, or recomputed."
-    key, c, blk = tuple(self.version[h] for h in self.others[g, e]), self.cache.get((g, e)), self.block[g, e]
-    if c is not None and c[0] == key: return c[1]
-    Bf = e.to_front(self.Bp[e.tensor])
-    if c is not None and blk is not None and c[3] < 8:
-        (h, bs), old = blk, c[2]; new = self.perms[h]
+def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->bool:
+    "Bring entry (g, e)'s share of g's kept score up to date with its other groups' permutations by eq. (delta); False if none changed."
+    ref = self.ref[g, e]
+    if all(ref[h] is self.perms[h] for h in ref): return False
+    t, blk = e.tensor, self.block[g, e]
+    Af, Bf = e.to_front(self.A[t]), e.to_front(self.Bp[t])
+    if blk is not None:                                                       # the moved units' columns only
+        (h, bs), old, new = blk, ref[blk[0]], self.perms[blk[0]]
         moved = torch.nonzero(old != new).flatten()
-        if len(moved) <= len(new) // 2:
-            cn, co = _columns(moved, bs), _columns(invert_perm(new)[old[moved]], bs)   # where the moved units' old columns are now
-            c[1].add_((self.Am[g, e][:, cn] @ (Bf[:, cn] - Bf[:, co]).T)[:, inv])
-            self.cache[g, e] = (key, c[1], new, c[3] + 1); return c[1]
-    self.cache[g, e] = (key, (self.Am[g, e] @ Bf.T)[:, inv], None if blk is None else self.perms[blk[0]], 0)
-    return self.cache[g, e][1]
+        cn, co = _columns(moved, bs), _columns(invert_perm(new)[old[moved]], bs)   # where the moved units' old columns are now
+        D = (Bf[:, cn] - Bf[:, co])[inv]; Af = Af[:, cn]
+    else:                                                                     # B's tensor as the kept score saw it: each changed axis put back
+        Bold = self.Bp[t]
+        for h, f in self.axes[g, e]:
+            if ref[h] is not self.perms[h]: Bold = f.permute(Bold, invert_perm(self.perms[h])[ref[h]])
+        D = (Bf - e.to_front(Bold))[inv]
+    self.total[g].addmm_(Af, D.T); self.ref[g, e] = {h: self.perms[h] for h in ref}
+    return True
+
 
 # %% ../nbs/06a_match.ipynb #b02d10d6
 def _greedy(m:_Scores, threads:int=2, products:bool=True)->dict:
@@ -222,12 +262,12 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
     inv, G, M = invert_perm(m.perms[g]), m.sizes[g], {}
     keep = lambda e, hs=(): not drop & (set(m.others[g, e]) - set(hs))
     relaxed = [e for e, _ in sibs]
-    S = m.fixed[g] + sum((m.entry(g, e, inv) for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed and keep(e)), torch.zeros(G, G, dtype=torch.float64, device=m.dev))
+    S = m.whole(g, [e for e in m.spec.groups[g] if m.others[g, e] and e not in relaxed and keep(e)], inv).double()
     for e, hs in sibs:                                                        # view (outer subs, G blocks, c = inner subs flattened)
         if not keep(e, hs): continue
         O, c = math.prod(e.view[:e.sub]), math.prod(e.view[e.sub + 1:])
         front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
-        Af = front(m.Am[g, e]).double()
+        Af = front(e.to_front(m.A[e.tensor])).double()
         Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)].double()   # B's own order on blocks and inner subs
         M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
@@ -273,6 +313,15 @@ def _start(m:_Scores, init, sizes:dict, products:bool)->dict:
     elif init != 'identity': raise ValueError(f"weight_matching: init must be 'greedy', 'identity', 'best' or a dict of permutations, got {init!r}")
     return {}
 
+def _objective(m:_Scores, sa:dict, sb:dict)->float:
+    "`match_objective` of B permuted by m's permutations: from m's permuted copies where they hold B's own values, else B's tensor permuted again (one at a time)."
+    def permuted(k, axes):
+        if k in m.exact: return m.Bp[k]
+        t = sb[k]
+        for g, e in axes: t = e.permute(t, m.perms[g].to(t.device))
+        return t
+    return sum(float(torch.dot(sa[k].flatten().double(), permuted(k, axes).flatten().double())) for k, axes in m.spec.by_tensor().items())
+
 # %% ../nbs/06a_match.ipynb #96dd6183
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
@@ -298,7 +347,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
         converged = _descend(m, max_iter, seed, tol)
     if not converged:
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
-    return m.perms, match_objective(spec, sa, apply_perm(spec, sb, m.perms), buffers=True)
+    return m.perms, _objective(m, sa, sb)
 
 # %% ../nbs/06a_match.ipynb #e9b8a2af
 def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Module:
