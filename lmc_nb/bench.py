@@ -26,8 +26,8 @@ from .lewc import peak_memory_growth
 from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH
 
 # %% auto #0
-__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'bench_match', 'bench_sweep', 'bench_ts',
-           'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
+__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'match_peak', 'bench_match', 'bench_sweep',
+           'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -131,13 +131,41 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             ref = Bt(x)                                                           # B's function, before matching
             torch.manual_seed(0)                                                  # its visiting order uses the global RNG
-            t = time.perf_counter(); PermutationCoordinateDescent(At, Bt, x[:1]).rebasin(); best = min(best, time.perf_counter() - t)
+            t = time.perf_counter()
+            try: PermutationCoordinateDescent(At, Bt, x[:1]).rebasin()
+            except Exception as e: return dict(rebasin=f'failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}' if str(e) else f'failed: {type(e).__name__}')
+            best = min(best, time.perf_counter() - t)
             same = bool(torch.allclose(Bt.eval()(x), ref, atol=1e-4 * float(ref.abs().max()), rtol=0))
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
+# %% ../nbs/12a_bench.ipynb #58fb4df3
+_MATCH_PROBE = '''
+import sys, gc, torch
+from lmc_nb.match import weight_matching
+torch.set_num_threads(int(sys.argv[3]))
+d = torch.load(sys.argv[1], weights_only=False); gc.collect()
+base = int(open('/proc/self/statm').read().split()[1]) * 4096           # resident now: the interpreter, torch and the two state dicts
+try: open('/proc/self/clear_refs', 'w').write('5')                        # forget the peak so far (loading), so VmHWM is the matching's
+except OSError: print('nan'); sys.exit()
+weight_matching(d['spec'], d['sa'], d['sb'], tol=float(sys.argv[2]))
+hwm = 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])
+print((hwm - base) / 2 ** 20)
+'''
+
+def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None)->dict:
+    "Peak resident memory that `weight_matching` adds above the two loaded state dicts, in a fresh process: MiB, and × one model's weights (None where the kernel cannot reset the peak)."
+    import subprocess, sys, tempfile, os
+    with tempfile.TemporaryDirectory() as tmp:
+        f = os.path.join(tmp, 'pair.pt')
+        torch.save(dict(spec=PermSpec(spec.groups, buffers=spec.buffers), sa=dict(sa), sb=dict(sb)), f)
+        out = subprocess.run([sys.executable, '-c', _MATCH_PROBE, f, str(tol), str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True).stdout
+    mib, w = float(out), sum(t.numel() * t.element_size() for t in sa.values()) / 2 ** 20
+    return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None) if math.isnan(mib) else dict(peak_mib=round(mib, 1), weights_mib=round(w, 1), peak_x=round(mib / w, 2))
+
+
 # %% ../nbs/12a_bench.ipynb #90339cb7
-def _match_line(name:str, A:nn.Module, B:nn.Module, x:Tensor, repeat:int, tol:float)->dict:
+def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True)->dict:
     "One benchmark line: ours against the peer (if installed) and the reference loop; ours also with scipy's solver when lapjv is the default."
     spec, sa, sb = PermSpec.of(A), effective_state_dict(A), effective_state_dict(B)
     peer = _rebasin_peer(A, B, spec, x)
@@ -147,10 +175,12 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x:Tensor, repeat:int, tol:fl
     if lap_backend() != 'scipy':
         t_s, (_, os_) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol, solver='scipy'), repeat)
         scipy = dict(ours_scipy_s=round(t_s, 4), objective_scipy=round(os_, 4))
-    t_r, (_, orf) = best_time(lambda: weight_matching_reference(spec, sa, sb), repeat)
+    t_r, (_, orf) = best_time(lambda: weight_matching_reference(spec, sa, sb), repeat) if reference else (None, (None, None))
     base = peer.get('rebasin_s', t_r)
+    if base is None: raise ValueError(f"bench_match {name}: no baseline (the peer did not run: {peer.get('rebasin')}; the reference loop was left out)")
+    ref = dict(reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2)) if reference else dict(reference='left out (too slow at this size)')
     return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', solver=lap_backend(), repeat=repeat,
-                       objective=round(oo, 4), **scipy, **peer, reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2))
+                       objective=round(oo, 4), **scipy, **peer, **ref, **match_peak(spec, sa, sb, tol))
 
 # %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:

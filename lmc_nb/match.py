@@ -125,7 +125,7 @@ def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
 
 @patch
 def score(self:_Scores, g, known:set=None)->Tensor:
-    "Group g's (n, n) float64 scores, columns in B's own unit order; with `known`: only entries whose other axes are all in it."
+    "Group g's (n, n) scores (in `dtype`; not to be changed in place), columns in B's own unit order; with `known`: only entries whose other axes are all in it."
     inv, live = invert_perm(self.perms[g]), [e for e in self.spec.groups[g] if self.others[g, e]]
     if known is not None or g not in self.total or self.updates[g] >= 8:      # whole: first use, the greedy start, a score not kept, or after 8 updates (rounding)
         es = [e for e in live if known is None or set(self.others[g, e]) <= known]
@@ -133,9 +133,9 @@ def score(self:_Scores, g, known:set=None)->Tensor:
         if len(es) == len(live) and g in self.keeps:                          # kept: later solves update it
             self.total[g], self.updates[g] = S, 0
             for e in live: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
-        return S.double()
+        return S
     if sum(self._refresh(g, e, inv) for e in live): self.updates[g] += 1
-    return self.total[g].double()
+    return self.total[g]
 
 @patch
 def assign(self:_Scores, g, p:Tensor):
@@ -223,7 +223,7 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2, sol
                 solved_run = pool.map(solve, todo) if len(todo) > 1 else map(solve, todo)   # independent groups concurrently (the solvers free the GIL)
                 for g, (S, p, v) in zip(todo, solved_run):
                     solved[g], m.duals[g] = m.inputs(g), v
-                    idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].sum(); new = S[idx, p].sum()
+                    idx = torch.arange(len(p), device=m.dev); cur = S[idx, m.perms[g]].double().sum(); new = S[idx, p].double().sum()
                     if new > cur + 1e-9 * cur.abs().clamp_min(1): m.assign(g, p); gain += float(new - cur)
             obj += gain
             if gain == 0 or gain <= tol * abs(obj): return True
@@ -254,7 +254,7 @@ def _inner_order(m:_Scores, sizes:tuple, hs:tuple)->Tensor:
 def _pair_max(M:Tensor)->Tensor:
     "R[a, b] = max over σ of Σ_i M[a, i, b, σ(i)]: one c × c assignment per block pair (eq. product)."
     from scipy.optimize import linear_sum_assignment                          # here, not at import: scipy.optimize costs 0.3 s to import
-    G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).cpu().numpy()
+    G, c = M.shape[:2]; Mn = M.permute(0, 2, 1, 3).reshape(G * G, c, c).double().cpu().numpy()
     return torch.tensor([Mn[k][linear_sum_assignment(Mn[k], maximize=True)].sum() for k in range(G * G)], dtype=torch.float64).view(G, G)
 
 def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
@@ -267,8 +267,8 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
         if not keep(e, hs): continue
         O, c = math.prod(e.view[:e.sub]), math.prod(e.view[e.sub + 1:])
         front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
-        Af = front(e.to_front(m.A[e.tensor])).double()
-        Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)].double()   # B's own order on blocks and inner subs
+        Af = front(e.to_front(m.A[e.tensor]))
+        Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)]   # B's own order on blocks and inner subs
         M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
 
