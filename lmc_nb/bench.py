@@ -23,7 +23,7 @@ from .match import weight_matching, weight_matching_reference, match_objective
 from .autospec import auto_spec
 import numpy as np
 from .lewc import peak_memory_growth
-from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH
+from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair
 
 # %% auto #0
 __all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'match_peak', 'bench_match', 'bench_sweep',
@@ -139,11 +139,15 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
-# %% ../nbs/12a_bench.ipynb #58fb4df3
+# %% ../nbs/12a_bench.ipynb #a028f563
 _MATCH_PROBE = '''
 import sys, gc, torch
+import scipy.optimize                                                      # code, not matching: loaded before the baseline
 from lmc_nb.match import weight_matching
+from lmc_nb.perm import PermSpec
 torch.set_num_threads(int(sys.argv[3]))
+w = {'w1': torch.randn(64, 8), 'w2': torch.randn(3, 64)}; tiny = PermSpec({'h': [('w1', 0), ('w2', 1)]})
+weight_matching(tiny, w, {k: v.flip(-1) for k, v in w.items()})          # warm-up on a 64-unit layer: solvers, threads, kernels
 d = torch.load(sys.argv[1], weights_only=False); gc.collect()
 base = int(open('/proc/self/statm').read().split()[1]) * 4096           # resident now: the interpreter, torch and the two state dicts
 try: open('/proc/self/clear_refs', 'w').write('5')                        # forget the peak so far (loading), so VmHWM is the matching's
@@ -165,12 +169,13 @@ def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None
 
 
 # %% ../nbs/12a_bench.ipynb #90339cb7
-def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True)->dict:
+def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True, planted:dict=None)->dict:
     "One benchmark line: ours against the peer (if installed) and the reference loop; ours also with scipy's solver when lapjv is the default."
     spec, sa, sb = PermSpec.of(A), effective_state_dict(A), effective_state_dict(B)
     peer = _rebasin_peer(A, B, spec, x)
     if peer.get('rebasin_s', math.inf) < 5: repeat = max(repeat, 3); peer = _rebasin_peer(A, B, spec, x, repeat)   # cheap: best of 3, every side
-    t_o, (_, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
+    t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
+    found = {} if planted is None else dict(recovered=all(torch.equal(po[g], invert_perm(planted[g])) for g in planted))
     scipy = {}
     if lap_backend() != 'scipy':
         t_s, (_, os_) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol, solver='scipy'), repeat)
@@ -180,7 +185,7 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, re
     if base is None: raise ValueError(f"bench_match {name}: no baseline (the peer did not run: {peer.get('rebasin')}; the reference loop was left out)")
     ref = dict(reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2)) if reference else dict(reference='left out (too slow at this size)')
     return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', solver=lap_backend(), repeat=repeat,
-                       objective=round(oo, 4), **scipy, **peer, **ref, **match_peak(spec, sa, sb, tol))
+                       objective=round(oo, 4), **found, **scipy, **peer, **ref, **match_peak(spec, sa, sb, tol))
 
 # %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
@@ -197,6 +202,10 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
         except Exception as e: res.append(dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})')); continue
         A, B = trained_tv_pair(name, root, progress=False)
         res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol))
+    for name in () if quick else PLANTED_BIG:              # large models at random initialisation, a permutation planted (12_bench_pairs)
+        try: A, B, x, pi = planted_pair(name)
+        except ImportError as e: res.append(dict(name=f'match_{name}_planted', not_run=f'needs {e.name}')); continue
+        res.append(_match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi))
     A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
     pi, g = random_perms(spec, sa, 1), torch.Generator().manual_seed(0)
     sb = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=g) if v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}

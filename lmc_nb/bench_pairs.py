@@ -10,9 +10,13 @@ from .data import load_data, data_root
 from .train import TrainConfig, init_model, train
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .autospec import auto_spec
+from .perm import random_perms, apply_perm
+from .interp import effective_state_dict
+from .nnutil import load_weights
 
 # %% auto #0
-__all__ = ['MATCH_MODELS', 'TV_MATCH', 'torch_layers', 'trained_pair', 'tv_grey', 'trained_tv_pair']
+__all__ = ['MATCH_MODELS', 'TV_MATCH', 'PLANTED_BIG', 'torch_layers', 'trained_pair', 'tv_grey', 'trained_tv_pair',
+           'planted_pair']
 
 # %% ../nbs/12_bench_pairs.ipynb #f85e3788
 def torch_layers(model:nn.Module)->nn.Module:
@@ -66,3 +70,28 @@ def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
         out.append(m.eval())
     auto_spec(out[0], data.test.X[:2]).attach(out[0])
     return tuple(out)
+
+# %% ../nbs/12_bench_pairs.ipynb #0308b70a
+PLANTED_BIG = {'tv_vit_b_32': 'torchvision vit_b_32, 10 classes, 224 × 224', 'hf_gpt2_124m': 'Hugging Face GPT2LMHeadModel, GPT2Config() (124 M)'}
+
+def _big_model(name:str, seed:int)->tuple:
+    "(a PLANTED_BIG model at random initialisation from `seed`, an example input)."
+    torch.manual_seed(seed)
+    if name == 'tv_vit_b_32':
+        import torchvision
+        return torchvision.models.vit_b_32(num_classes=10).eval(), torch.randn(2, 3, 224, 224)
+    if name == 'hf_gpt2_124m':
+        import transformers
+        transformers.logging.set_verbosity_error()
+        return transformers.GPT2LMHeadModel(transformers.GPT2Config()).eval(), torch.randint(0, 50257, (2, 8))
+    raise ValueError(f"planted_pair: unknown model {name!r}; choose one of {list(PLANTED_BIG)}")
+
+def planted_pair(name:str, noise:float=0.1, seed:int=1)->tuple:
+    "(A with its derived spec attached, B = A with every group permuted at random plus noise × each tensor's std, example input, the planted permutations)."
+    A, x = _big_model(name, 0)
+    spec = auto_spec(A, x).attach(A); sa = effective_state_dict(A)
+    pi, g = random_perms(spec, sa, seed), torch.Generator().manual_seed(seed)
+    sb = {k: v + noise * v.std() * torch.randn(v.shape, generator=g) if v.is_floating_point() and v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
+    B, _ = _big_model(name, 0)
+    load_weights(B, sb)
+    return A, B.eval(), x, pi
