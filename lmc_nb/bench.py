@@ -139,7 +139,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
-# %% ../nbs/12a_bench.ipynb #a028f563
+# %% ../nbs/12a_bench.ipynb #89800bd9
 _MATCH_PROBE = '''
 import sys, gc, torch
 import scipy.optimize                                                      # code, not matching: loaded before the baseline
@@ -189,23 +189,23 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, re
 
 # %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
-    "Weight matching: ours vs the `rebasin` package and the reference loop, on random and trained models; a planted permutation recovered."
+    "Weight matching: ours vs the `rebasin` package and the reference loop, on random, trained and planted models (a generator: each line as it is measured)."
     import scipy.optimize                                                   # imported on first use (0.3 s): paid before any side is timed
     mlp = lambda w: dict(arch='mlp', d_in=784, widths=[w] * 3, d_out=10)
     w = 512 if quick else 2048
-    res = [_match_line(f'match_mlp{w}_random', init_model(mlp(w), 0), init_model(mlp(w), 1), torch.randn(8, 784), repeat, tol)]
+    yield _match_line(f'match_mlp{w}_random', init_model(mlp(w), 0), init_model(mlp(w), 1), torch.randn(8, 784), repeat, tol)   # each line as it is measured
     for name in () if quick else MATCH_MODELS:
         A, B = trained_pair(name, root, progress=False)
-        res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 784) if 'mlp' in name else torch.randn(8, 1, 28, 28), repeat, tol))
+        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 784) if 'mlp' in name else torch.randn(8, 1, 28, 28), repeat, tol)
     for name in () if quick else TV_MATCH:                 # torchvision models as they come: the spec is derived (06h_autospec)
         try: import torchvision   # noqa: F401
-        except Exception as e: res.append(dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})')); continue
+        except Exception as e: yield dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})'); continue
         A, B = trained_tv_pair(name, root, progress=False)
-        res.append(_match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol))
+        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol)
     for name in () if quick else PLANTED_BIG:              # large models at random initialisation, a permutation planted (12_bench_pairs)
         try: A, B, x, pi = planted_pair(name)
-        except ImportError as e: res.append(dict(name=f'match_{name}_planted', not_run=f'needs {e.name}')); continue
-        res.append(_match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi))
+        except ImportError as e: yield dict(name=f'match_{name}_planted', not_run=f'needs {e.name}'); continue
+        yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi)
     A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
     pi, g = random_perms(spec, sa, 1), torch.Generator().manual_seed(0)
     sb = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=g) if v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
@@ -213,8 +213,7 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
     t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
     recovered = all(torch.equal(po[k], invert_perm(pi[k])) for k in pi)
     if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
-    res.append(report_line(f"match_{'mlp512' if quick else 'resnet20x4'}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered))
-    return res
+    yield report_line(f"match_{'mlp512' if quick else 'resnet20x4'}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
 
 # %% ../nbs/12a_bench.ipynb #02977497
 def bench_sweep(repeat:int=1, quick:bool=False)->list:

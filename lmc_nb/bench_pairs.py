@@ -71,7 +71,7 @@ def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
     auto_spec(out[0], data.test.X[:2]).attach(out[0])
     return tuple(out)
 
-# %% ../nbs/12_bench_pairs.ipynb #0308b70a
+# %% ../nbs/12_bench_pairs.ipynb #b23bab4f
 PLANTED_BIG = {'tv_vit_b_32': 'torchvision vit_b_32, 10 classes, 224 × 224', 'hf_gpt2_124m': 'Hugging Face GPT2LMHeadModel, GPT2Config() (124 M)'}
 
 def _big_model(name:str, seed:int)->tuple:
@@ -89,7 +89,7 @@ def _big_model(name:str, seed:int)->tuple:
 def planted_pair(name:str, noise:float=0.1, seed:int=1)->tuple:
     "(A with its derived spec attached, B = A with every group permuted at random plus noise × each tensor's std, example input, the planted permutations)."
     A, x = _big_model(name, 0)
-    spec = auto_spec(A, x).attach(A); sa = effective_state_dict(A)
+    spec = auto_spec(A, x); spec.attach(A); sa = effective_state_dict(A)
     pi, g = random_perms(spec, sa, seed), torch.Generator().manual_seed(seed)
     sb = {k: v + noise * v.std() * torch.randn(v.shape, generator=g) if v.is_floating_point() and v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
     B, _ = _big_model(name, 0)
