@@ -139,7 +139,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
-# %% ../nbs/12a_bench.ipynb #89800bd9
+# %% ../nbs/12a_bench.ipynb #0824f880
 _MATCH_PROBE = '''
 import sys, gc, torch
 import scipy.optimize                                                      # code, not matching: loaded before the baseline
