@@ -139,7 +139,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
-# %% ../nbs/12a_bench.ipynb #0824f880
+# %% ../nbs/12a_bench.ipynb #4134ce4a
 _MATCH_PROBE = '''
 import sys, gc, torch
 import scipy.optimize                                                      # code, not matching: loaded before the baseline
@@ -157,13 +157,16 @@ hwm = 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHW
 print((hwm - base) / 2 ** 20)
 '''
 
-def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None)->dict:
+def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None,
+               live:bool=False, # glibc returns freed blocks at once (MALLOC_MMAP_THRESHOLD_): the peak of what is live, not of what glibc keeps
+              )->dict:
     "Peak resident memory that `weight_matching` adds above the two loaded state dicts, in a fresh process: MiB, and × one model's weights (None where the kernel cannot reset the peak)."
     import subprocess, sys, tempfile, os
     with tempfile.TemporaryDirectory() as tmp:
         f = os.path.join(tmp, 'pair.pt')
         torch.save(dict(spec=PermSpec(spec.groups, buffers=spec.buffers), sa=dict(sa), sb=dict(sb)), f)
-        out = subprocess.run([sys.executable, '-c', _MATCH_PROBE, f, str(tol), str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True).stdout
+        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_='131072') if live else None
+        out = subprocess.run([sys.executable, '-c', _MATCH_PROBE, f, str(tol), str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True, env=env).stdout
     mib, w = float(out), sum(t.numel() * t.element_size() for t in sa.values()) / 2 ** 20
     return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None) if math.isnan(mib) else dict(peak_mib=round(mib, 1), weights_mib=round(w, 1), peak_x=round(mib / w, 2))
 

@@ -71,7 +71,7 @@ def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
     auto_spec(out[0], data.test.X[:2]).attach(out[0])
     return tuple(out)
 
-# %% ../nbs/12_bench_pairs.ipynb #c6038af9
+# %% ../nbs/12_bench_pairs.ipynb #d1ae34fb
 PLANTED_BIG = {'tv_vit_b_32': 'torchvision vit_b_32, 10 classes, 224 × 224', 'hf_gpt2_124m': 'Hugging Face GPT2LMHeadModel, GPT2Config() (124 M)'}
 
 def _big_model(name:str, seed:int)->tuple:
