@@ -23,7 +23,7 @@ from .match import weight_matching, weight_matching_reference, match_objective
 from .autospec import auto_spec
 import numpy as np
 from .lewc import peak_memory_growth
-from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair
+from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair, planted_state
 
 # %% auto #0
 __all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'match_peak', 'bench_match', 'bench_sweep',
@@ -210,8 +210,7 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
         except ImportError as e: yield dict(name=f'match_{name}_planted', not_run=f'needs {e.name}'); continue
         yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi)
     A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
-    pi, g = random_perms(spec, sa, 1), torch.Generator().manual_seed(0)
-    sb = {k: v + 0.5 * v.std() * torch.randn(v.shape, generator=g) if v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
+    sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
     t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
     t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
     recovered = all(torch.equal(po[k], invert_perm(pi[k])) for k in pi)

@@ -16,7 +16,7 @@ from .nnutil import load_weights
 
 # %% auto #0
 __all__ = ['MATCH_MODELS', 'TV_MATCH', 'PLANTED_BIG', 'torch_layers', 'trained_pair', 'tv_grey', 'trained_tv_pair',
-           'planted_pair']
+           'planted_state', 'planted_pair']
 
 # %% ../nbs/12_bench_pairs.ipynb #f85e3788
 def torch_layers(model:nn.Module)->nn.Module:
@@ -86,12 +86,16 @@ def _big_model(name:str, seed:int)->tuple:
         return transformers.GPT2LMHeadModel(transformers.GPT2Config()).eval(), torch.randint(0, 50257, (2, 8))
     raise ValueError(f"planted_pair: unknown model {name!r}; choose one of {list(PLANTED_BIG)}")
 
+def planted_state(spec, sd:dict, seed:int=1, noise:float=0.1, noise_seed:int=None)->tuple:
+    "(`sd` with every group of `spec` permuted at random from `seed` plus Gaussian noise of `noise` × each float tensor's std, the planted permutations)."
+    pi, g = random_perms(spec, sd, seed), torch.Generator().manual_seed(seed if noise_seed is None else noise_seed)
+    return {k: v + noise * v.std() * torch.randn(v.shape, generator=g) if v.is_floating_point() and v.numel() > 1 else v for k, v in apply_perm(spec, sd, pi).items()}, pi
+
 def planted_pair(name:str, noise:float=0.1, seed:int=1)->tuple:
     "(A with its derived spec attached, B = A with every group permuted at random plus noise × each tensor's std, example input, the planted permutations)."
     A, x = _big_model(name, 0)
-    spec = auto_spec(A, x); spec.attach(A); sa = effective_state_dict(A)
-    pi, g = random_perms(spec, sa, seed), torch.Generator().manual_seed(seed)
-    sb = {k: v + noise * v.std() * torch.randn(v.shape, generator=g) if v.is_floating_point() and v.numel() > 1 else v for k, v in apply_perm(spec, sa, pi).items()}
+    spec = auto_spec(A, x); spec.attach(A)
+    sb, pi = planted_state(spec, effective_state_dict(A), seed, noise)
     B, _ = _big_model(name, 0)
     load_weights(B, sb)
     return A, B.eval(), x, pi
