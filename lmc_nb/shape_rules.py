@@ -180,7 +180,8 @@ def r_reduce(T, func, args, kwargs, out):
 # %% ../nbs/06f_shape_rules.ipynb #ff179a33
 def r_order(T, func, args, kwargs, out):
     "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed."
-    x = args[0]; lx = list(T.label(x)); dims = args[1] if len(args) > 1 and isinstance(args[1], (int, list, tuple)) else kwargs.get('dim', -1)
+    at = 2 if func.overloadpacket is aten.topk else 1                         # topk(x, k, dim): its second argument is k, not the axis
+    x = args[0]; lx = list(T.label(x)); dims = args[at] if len(args) > at and isinstance(args[at], (int, list, tuple)) else kwargs.get('dims', kwargs.get('dim', -1))
     for d in [_dim(d, x.ndim) for d in ([dims] if isinstance(dims, int) else dims)]:
         for s in lx[d]: fix(s, f'an order-dependent op ({T.op})')
         lx[d] = [Space(x.shape[d], f'an order-dependent op ({T.op})')] if x.shape[d] != 1 else []
