@@ -150,7 +150,7 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
             if e.axis == 0: moved.setdefault(e.tensor, []).append(e.span or (0, shapes[e.tensor][0]))
     perm, fixed = 0, {}
     for n, lab in tensors.items():
-        if shapes[n][0] < 2 or sum(d > 1 for d in shapes[n]) < 2: continue          # a matrix or kernel (not weight norm's g, shaped (n, 1))
+        if len(shapes[n]) < 2 or shapes[n][0] < 2 or sum(d > 1 for d in shapes[n]) < 2: continue          # a matrix or kernel (not weight norm's g, shaped (n, 1))
         N, why = shapes[n][0], _first_fixed(lab[0])
         k = 0
         if n in moved:

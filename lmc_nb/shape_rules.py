@@ -103,7 +103,8 @@ def r_slice(T, func, args, kwargs, out):
     x = args[0]; lx = T.label(x); a = list(args) + [0, None, None, 1][len(args) - 1:]
     d = _dim(a[1], x.ndim); n = x.shape[d]
     start, end, step = a[2] if a[2] is not None else 0, a[3] if a[3] is not None else n, a[4]
-    start, end = max(0, start + n if start < 0 else start), min(n, end + n if end < 0 else end)
+    start = min(n, max(0, start + n if start < 0 else start)); end = max(start, min(n, end + n if end < 0 else end))
+    if end == start: T.set(out, lx[:d] + [[]] + lx[d + 1:]); return      # an empty slice (x[..., 8:] of 8 columns): no units, none fixed
     if step != 1:
         for s in lx[d]: fix(s, f'a strided slice ({T.op})')
         T.set(out, lx[:d] + [[Space(out.shape[d], 'strided slice')] if out.shape[d] != 1 else []] + lx[d + 1:]); return
