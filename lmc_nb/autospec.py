@@ -19,7 +19,7 @@ from .layer_rules import *
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'BOUNDARY', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report', 'coverage_report',
+__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report', 'coverage_report',
            'AutoSpec', 'auto_spec', 'same_spec']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
@@ -132,6 +132,7 @@ def fixed_report(tensors):
 
 def _reason(why:str)->str: return why.split(' (')[0] if 'no rule' not in why else why
 
+EXPERTS = 'experts addressed by offsets'                                # the experts' axis of stacked expert weights (06g_layer_rules, eq. 4)
 BOUNDARY = ('model input', 'model output', 'rows looked up by index')    # axes that are the model's inputs and outputs, not hidden units
 
 def _first_fixed(ax:list):
@@ -143,23 +144,26 @@ def _first_fixed(ax:list):
     return None
 
 def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
-    "dict(permuted, units, fixed={reason: units}) over the output units (axis 0) of every weight with two or more axes that the outputs depend on, the model's inputs and outputs left out: how many a group moves (a head's dimensions move with their head), and why the others stay."
+    "dict(permuted, units, fixed={reason: units}) over the output units (axis 0; each expert's axis 1 for stacked experts) of every weight with two or more axes that the outputs depend on, the model's inputs and outputs left out: how many a group moves (a head's dimensions move with their head), and why the others stay."
+    def out_axis(n):                                                          # stacked experts (E, out, in): each expert's axis 1
+        return 1 if len(shapes[n]) > 2 and (_first_fixed(tensors[n][0]) or '').startswith(EXPERTS) else 0
     moved = {}
     for es in groups.values():
         for e in es:
-            if e.axis == 0: moved.setdefault(e.tensor, []).append(e.span or (0, shapes[e.tensor][0]))
+            if e.tensor in tensors and e.axis == out_axis(e.tensor): moved.setdefault(e.tensor, []).append(e.span or (0, shapes[e.tensor][e.axis]))
     perm, fixed = 0, {}
     for n, lab in tensors.items():
         if len(shapes[n]) < 2 or shapes[n][0] < 2 or sum(d > 1 for d in shapes[n]) < 2: continue          # a matrix or kernel (not weight norm's g, shaped (n, 1))
-        N, why = shapes[n][0], _first_fixed(lab[0])
+        a = out_axis(n); E = shapes[n][0] if a else 1
+        N, why = shapes[n][a], _first_fixed(lab[a])
         k = 0
         if n in moved:
             mask = torch.zeros(N, dtype=torch.bool)
             for a, b in moved[n]: mask[a:b] = True
             k = int(mask.sum())
         elif why is not None and why.startswith(BOUNDARY): continue
-        perm += k
-        if k < N: r = _reason(why) if why else 'in no group'; fixed[r] = fixed.get(r, 0) + N - k
+        perm += E * k
+        if k < N: r = _reason(why) if why else 'in no group'; fixed[r] = fixed.get(r, 0) + E * (N - k)
     return dict(permuted=perm, units=perm + sum(fixed.values()), fixed=fixed)
 
 # %% ../nbs/06h_autospec.ipynb #f9fc05f1

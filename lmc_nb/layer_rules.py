@@ -15,7 +15,8 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
-           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_weight_norm']
+           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
+           'r_weight_norm']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -186,6 +187,21 @@ def r_restride(T, func, args, kwargs, out):
     if tuple(args[1]) == tuple(x.shape) and (isinstance(out, Tensor) and out.shape == x.shape): T.set(out, T.label(x))
     else: r_unknown(T, func, args, kwargs, out)
 
+# %% ../nbs/06g_layer_rules.ipynb #d9ccc7fe
+def r_grouped_mm(T, func, args, kwargs, out):
+    "`_grouped_mm(a, B, offs)` (eq. 4): `a`'s columns with B's axis 1; B's experts fixed (addressed through `offs`); one output space shared by every expert."
+    a, b = args[0], args[1]; bias = args[3] if len(args) > 3 else kwargs.get('bias')
+    if not (a.ndim == 2 and b.ndim == 3): return r_unknown(T, func, args, kwargs, out)   # other layouts: no rule yet, everything near stays
+    la, lb = T.label(a), T.label(b)
+    unify_axis(la[1], lb[1], T.op)
+    for s in lb[0]: fix(s, f'experts addressed by offsets ({T.op})')
+    if bias is not None:
+        lbias = T.label(bias); unify_axis(lbias[-1], lb[2], T.op)
+        for ax in lbias[:-1]:
+            for s in ax: fix(s, f'experts addressed by offsets ({T.op})')
+    T.set(out, [la[0], lb[2]])
+
+
 # %% ../nbs/06g_layer_rules.ipynb #a0e8d0d2
 for o in (aten.clone, aten.detach, aten.alias, aten._to_copy, aten.contiguous, aten.lift_fresh, aten.lift_fresh_copy, aten.dropout,
           aten.native_dropout, aten.zeros_like, aten.ones_like, aten.empty_like, aten.full_like, aten.rand_like, aten.randn_like,
@@ -204,7 +220,8 @@ RULES.update({aten.expand: r_expand, aten.expand_as: r_expand, aten.permute: r_p
               aten.index_select: r_index_select, aten.embedding: r_embedding, aten.copy_: r_copy, aten.repeat: r_repeat,
               aten._scaled_dot_product_flash_attention_for_cpu: r_sdpa, aten._scaled_dot_product_efficient_attention: r_sdpa,
               aten._scaled_dot_product_flash_attention: r_sdpa, aten._scaled_dot_product_cudnn_attention: r_sdpa,
-              aten._local_scalar_dense: r_ignore, aten.as_strided_: r_restride, aten.as_strided: r_restride, aten.masked_fill: r_pointwise, aten.masked_fill_: r_pointwise, aten.where: r_pointwise})
+              aten._local_scalar_dense: r_ignore, aten.as_strided_: r_restride, aten.as_strided: r_restride, aten.masked_fill: r_pointwise, aten.masked_fill_: r_pointwise, aten.where: r_pointwise,
+              aten._grouped_mm: r_grouped_mm})
 for o in (aten.sum, aten.mean, aten.amax, aten.amin, aten.max, aten.min, aten.var, aten.std, aten.var_mean, aten.std_mean, aten.logsumexp,
           aten.linalg_vector_norm, aten.norm, aten.prod, aten.any, aten.all, aten.argmax, aten.argmin):
     RULES[o] = r_reduce
