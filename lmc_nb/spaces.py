@@ -34,6 +34,7 @@ def fix(s:Space, why:str):
 def refine(s:Space, sizes:list, kind:str='prod')->list:
     "Refine `s` into child spaces of `sizes` (a product, outer first, or a direct sum); returns the children's roots."
     s = find(s); sizes = [int(n) for n in sizes]
+    if len(sizes) == 1: return [s]                               # one part: the space itself (a child equal to its parent would make a cycle)
     if s.kind is None:
         s.kind, s.kids = kind, [Space(n, s.fixed) for n in sizes]
         return s.kids
