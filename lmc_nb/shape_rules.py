@@ -111,6 +111,7 @@ def r_slice(T, func, args, kwargs, out):
     if end - start == n: T.set(out, lx); return
     pieces = _span_split(T, lx[d], n, [start, end])
     bounds = sorted({0, n, start, end}); piece = pieces[bounds.index(start)]
+    T.taken += piece; T.untaken += [s for p in pieces if p is not piece for s in p]
     T.set(out, lx[:d] + [piece if out.shape[d] != 1 else []] + lx[d + 1:])
     if out.shape[d] == 1:
         for s in piece: fix(s, f'one position sliced ({T.op})')

@@ -22,6 +22,7 @@ class Tracer(TorchDispatchMode):
         super().__init__()
         self.names, self.lab, self.keep, self.where, self.unknown, self.const, self.ops = names, {}, [], [''], {}, set(), []
         self.calls = []   # (module name, its first input tensor) for every call of a leaf module with a matrix weight
+        self.taken, self.untaken = [], []   # the parts of an axis some slice read, and the parts a slice left
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -55,6 +56,9 @@ class Tracer(TorchDispatchMode):
                 live |= {id(t) for t in _tensors((args, kwargs))}
                 live |= {base[i] for i in list(live) if i in base}
         for func, args, kwargs, out, where in reversed(keep): self.apply(func, args, kwargs, out, where)
+        read = {id(find(s)) for s in self.taken}
+        for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
+            if id(find(s)) not in read: fix(s, 'units the example input does not reach (a slice)')
     def apply(self, func, args, kwargs, out, where):
         self.op = f"{func} in {where or 'the model'}"
         ins = _tensors((args, kwargs))
