@@ -125,14 +125,18 @@ def _index_axes(T, its:list, shape:tuple)->list:
 
 # %% ../nbs/06g_layer_rules.ipynb #ea63f3c8
 def r_index(T, func, args, kwargs, out):
-    "x[idx]: indexed axes keep their units in place; index tensors' axes replace them."
+    "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has)."
     x, idx = args[0], args[1]; lx = T.label(x)
-    pos = [i for i, t in enumerate(idx) if t is not None]
+    pos, its, at = [], [], 0
+    for t in idx:
+        n = t.ndim if t is not None and t.dtype == torch.bool else 1
+        if t is not None: pos += range(at, at + n); its.append(t)
+        at += n
     for i in pos:
         for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
     k = out.ndim - (x.ndim - len(pos))
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
-    new = _index_axes(T, [idx[i] for i in pos], out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
+    new = _index_axes(T, its, out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
     rest = [l for i, l in enumerate(lx) if i not in pos]
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
