@@ -69,6 +69,9 @@ class Tracer(TorchDispatchMode):
         for t in _tensors(out): self.const.discard(id(t))
         rule = RULES.get(func.overloadpacket) or RULES.get(func)
         if rule is None and torch.Tag.pointwise in func.tags: rule = r_pointwise
+        if rule is None and name.endswith('_'):                         # an in-place op ATen leaves untagged (abs_, gelu_): its twin's tag
+            twin = getattr(getattr(aten, name[:-1], None), func._overloadname, None)
+            if twin is not None and torch.Tag.pointwise in twin.tags: rule = r_pointwise
         if rule is None:
             if not ins: rule = r_factory
             else:
