@@ -16,6 +16,11 @@ aten = torch.ops.aten
 __all__ = ['aten', 'RULES', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
 
 # %% ../nbs/06e_tracer.ipynb #b83fe1d3
+def _sum_leaves(s:Space)->list:
+    "The parts a direct sum splits `s` into, recursively (`s` itself if it is not one)."
+    s = find(s)
+    return [l for k in s.kids for l in _sum_leaves(k)] if s.kind == 'sum' else [s]
+
 class Tracer(TorchDispatchMode):
     "Records how each ATen op moves unit spaces between its tensors (see RULES)."
     def __init__(self, names:dict):
@@ -56,9 +61,10 @@ class Tracer(TorchDispatchMode):
                 live |= {id(t) for t in _tensors((args, kwargs))}
                 live |= {base[i] for i in list(live) if i in base}
         for func, args, kwargs, out, where in reversed(keep): self.apply(func, args, kwargs, out, where)
-        read = {id(find(s)) for s in self.taken}
+        read = {id(l) for s in self.taken for l in _sum_leaves(s)}
         for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
-            if id(find(s)) not in read: fix(s, 'units the example input does not reach (a slice)')
+            for l in _sum_leaves(s):               # (a part left by one slice may be read, piece by piece, by others)
+                if id(l) not in read: fix(l, 'units the example input does not reach (a slice)')
     def apply(self, func, args, kwargs, out, where):
         self.op = f"{func} in {where or 'the model'}"
         ins = _tensors((args, kwargs))
