@@ -279,12 +279,14 @@ def planted_row(name:str, model:nn.Module, x,
                 fixed=fixed[:120], reason='' if P and exact else ('no permutable units' if not P else 'planted permutation not recovered'))
 
 # %% ../nbs/12_align.ipynb #9f449e01
-def planted_markdown(rows:list)->str:
-    "Rows of `planted_row` as a Markdown table."
-    head = '| model | result | groups | units | max check | planted | fixed (besides inputs/outputs) |\n|---|---|---|---|---|---|---|\n'
-    return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('units', '')} | "
+def planted_markdown(rows:list, coverage:bool=False)->str:
+    "Rows of `planted_row` as a Markdown table (with `coverage`: the hidden units the spec permutes, of all)."
+    cov = lambda r: (f" {r['coverage']['permuted']} / {r['coverage']['units']} |" if 'coverage' in r else ' |') if coverage else ''
+    head = (f"| model | result | groups | units |{' hidden units permuted |' if coverage else ''} max check | planted | fixed (besides inputs/outputs) |\n"
+            f"|---|---|---|---|{'---|' if coverage else ''}---|---|---|\n")
+    return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('units', '')} |{cov(r)} "
                           f"{r['check']:.1e} | {r.get('recovered', '')} | {r.get('fixed', '')} |\n" if 'check' in r else
-                          f"| {r['model']} | REFUSED: {r['reason']} | | | | | |\n" for r in rows)
+                          f"| {r['model']} | REFUSED: {r['reason']} | | |{' |' if coverage else ''} | | |\n" for r in rows)
 
 # %% ../nbs/12_align.ipynb #8241f42e
 def timm_model(name:str, **kw)->tuple:
