@@ -269,7 +269,8 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
         front = lambda t: t.reshape(G, O, c, -1).transpose(1, 2).reshape(G, c, -1)   # outer subs stay as aligned now, with the other axes
         Af = front(e.to_front(m.A[e.tensor]))
         Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)]   # B's own order on blocks and inner subs
-        M[hs] = M.get(hs, 0) + torch.einsum('air,bjr->aibj', Af, Bf)
+        key = (hs, e.view[e.sub + 1:])                                        # entries whose inner subs differ in size (a query and its gate beside
+        M[key] = M.get(key, 0) + torch.einsum('air,bjr->aibj', Af, Bf)        # an output of half the size) are relaxed apart
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
 
 # %% ../nbs/06a_match.ipynb #9ff6c8dd
