@@ -4,7 +4,7 @@
 
 # %% ../nbs/12i_hf_tiny.ipynb #3ba24942
 from __future__ import annotations
-import importlib, warnings
+import importlib, inspect, warnings
 import torch
 from torch import nn
 
@@ -67,8 +67,8 @@ def _shrink(cfg, level:str, seen:set):
     "Shrink `cfg` and its sub-configs in place (`level` 'tiny': every size; 'layers': depths and counts only)."
     if id(cfg) in seen: return
     seen.add(id(cfg)); v = vars(cfg)                                         # read the fields themselves: some configs refuse global reads
-    ids = [i for a in ('pad_token_id', 'bos_token_id', 'eos_token_id', 'decoder_start_token_id', 'sep_token_id', 'cls_token_id', 'mask_token_id')
-           if _int(i := v.get(a))]
+    ids = [i for a in ('pad_token_id', 'bos_token_id', 'eos_token_id', 'decoder_start_token_id', 'sep_token_id', 'cls_token_id', 'mask_token_id',
+                       'image_token_id', 'image_token_index', 'boi_token_id', 'eoi_token_id') if _int(i := v.get(a))]
     for k, small in TINY.items():
         if level != 'tiny' and k not in COUNTS: continue
         if k == 'vocab_size': small = max([small] + [i + 1 for i in ids])        # keep the special tokens inside the vocabulary
@@ -85,6 +85,8 @@ def _shrink(cfg, level:str, seen:set):
         if k in v and v[k] is None:
             try: setattr(cfg, k, f(v) if callable(f) else f)
             except Exception: pass
+    kinds, n = v.get('layer_types'), v.get('num_hidden_layers')
+    if isinstance(kinds, list) and _int(n) and len(kinds) != n: cfg.layer_types = _each_kind(kinds, n)   # a sub-config's (the top one's: below)
     if level != 'tiny': return
     if _int(v.get('qk_rope_head_dim')):                                       # latent attention: no grouped keys, head size = its rotary part
         if _int(v.get('num_attention_heads')): cfg.num_key_value_heads = v['num_attention_heads']
@@ -94,6 +96,11 @@ def _shrink(cfg, level:str, seen:set):
         if all(_int(v.get(a)) for a in (heads, size, expand, 'hidden_size')):
             setattr(cfg, heads, 4); setattr(cfg, size, v[expand] * v['hidden_size'] // 4)
             if _int(v.get('mamba_d_ssm')): cfg.mamba_d_ssm = v[expand] * v['hidden_size']
+
+def _each_kind(kinds:list, n:int)->list:
+    "`n` layer kinds that include each of `kinds`' kinds once when `n` allows (else `kinds`' first `n`)."
+    uniq = list(dict.fromkeys(kinds))
+    return (uniq + kinds[:max(0, n - len(uniq))] if len(uniq) <= n else kinds)[:n]
 
 PER_LAYER = ('layer_types', 'mlp_layer_types', 'indexer_types', 'mlp_only_layers', 'attn_layer_indices', 'layers_block_type')
 
@@ -148,8 +155,7 @@ def hf_tiny_config(model_type:str, level:str='tiny'):
         _shrink(cfg, level, set()); cfg = _rebuilt(cfg)
         n = vars(cfg).get('num_hidden_layers')
         if isinstance(kinds, list) and _int(n):                               # one layer of each kind, where the layers allow
-            uniq = list(dict.fromkeys(kinds))
-            try: cfg.layer_types = (uniq + kinds[:max(0, n - len(uniq))] if len(uniq) <= n else kinds)[:n]
+            try: cfg.layer_types = _each_kind(kinds, n)
             except Exception: pass
     _fix(model_type, cfg)
     if types[model_type][0] in ('seqcls', 'imgcls'): cfg.num_labels = 10
@@ -160,7 +166,7 @@ def hf_inputs(model:nn.Module, cfg, task:str)->dict:
     "An example input for a model of `task`: two sequences of eight tokens ending in <eos> (decoder tokens too for encoder–decoders), or two images."
     if task == 'imgcls' and getattr(model, 'main_input_name', 'pixel_values') == 'pixel_values':
         vc = getattr(cfg, 'vision_config', None) or cfg
-        if 'spatial_shapes' in model.forward.__code__.co_varnames:           # patches as a sequence (SigLIP-2): 2 × 2 patches an image
+        if 'spatial_shapes' in inspect.signature(model.forward).parameters:  # patches as a sequence (SigLIP-2): 2 × 2 patches an image
             p, c = vc.patch_size, vc.num_channels
             return {'pixel_values': torch.randn(2, 4, c * p * p), 'pixel_attention_mask': torch.ones(2, 4, dtype=torch.long),
                     'spatial_shapes': torch.tensor([[2, 2], [2, 2]])}
