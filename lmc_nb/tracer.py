@@ -16,6 +16,10 @@ aten = torch.ops.aten
 __all__ = ['aten', 'RULES', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
 
 # %% ../nbs/06e_tracer.ipynb #b83fe1d3
+def _writes(func, args)->list:
+    "ids of the tensor arguments `func` writes in place."
+    return [id(a) for a, s in zip(args, func._schema.arguments) if isinstance(a, Tensor) and s.alias_info is not None and s.alias_info.is_write]
+
 def _sum_leaves(s:Space)->list:
     "The parts a direct sum splits `s` into, recursively (`s` itself if it is not one)."
     s = find(s)
@@ -28,6 +32,7 @@ class Tracer(TorchDispatchMode):
         self.names, self.lab, self.keep, self.where, self.unknown, self.const, self.ops = names, {}, [], [''], {}, set(), []
         self.calls = []   # (module name, its first input tensor) for every call of a leaf module with a matrix weight
         self.taken, self.untaken = [], []   # the parts of an axis some slice read, and the parts a slice left
+        self.written = set()                # tensors an op writes in place (through views too)
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -54,12 +59,13 @@ class Tracer(TorchDispatchMode):
         for rec in reversed(self.ops):
             func, args, kwargs, out, where = rec
             outs = {id(t) for t in _tensors(out)}
-            writes = [id(a) for a, s in zip(args, func._schema.arguments) if isinstance(a, Tensor) and s.alias_info is not None and s.alias_info.is_write]
+            writes = _writes(func, args)
             hit = outs & live or any(w in live or base.get(w) in live for w in writes)
             if hit:
                 keep.append(rec)
                 live |= {id(t) for t in _tensors((args, kwargs))}
                 live |= {base[i] for i in list(live) if i in base}
+        self.written = {base.get(w, w) for func, args, kwargs, out, where in keep for w in _writes(func, args)}   # filled in place
         for func, args, kwargs, out, where in reversed(keep): self.apply(func, args, kwargs, out, where)
         read = {id(l) for s in self.taken for l in _sum_leaves(s)}
         for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
@@ -69,7 +75,8 @@ class Tracer(TorchDispatchMode):
         self.op = f"{func} in {where or 'the model'}"
         ins = _tensors((args, kwargs))
         name = func.overloadpacket.__name__
-        if ins and all(id(t) in self.const for t in ins) and not func.is_view and name not in _RANDOM or name in _CONSTANT:
+        if (ins and all(id(t) in self.const for t in ins) and not func.is_view and name not in _RANDOM or name in _CONSTANT) \
+           and not any(id(t) in self.written for t in _tensors(out)):         # a constant filled later in place (new_empty, then copy_) is not one
             for t in _tensors(out): self.const.add(id(t))
             return
         for t in _tensors(out): self.const.discard(id(t))
@@ -79,7 +86,7 @@ class Tracer(TorchDispatchMode):
             twin = getattr(getattr(aten, name[:-1], None), func._overloadname, None)
             if twin is not None and torch.Tag.pointwise in twin.tags: rule = r_pointwise
         if rule is None:
-            if not ins: rule = r_factory
+            if not ins or name in _CONSTANT: rule = r_factory                 # new_empty(x, …) reads only x's dtype
             else:
                 self.unknown[str(func)] = where
                 rule = r_unknown
