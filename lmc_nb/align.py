@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_align.ipynb #a78c6f3c
 from __future__ import annotations
-import copy, importlib, importlib.util, io, json, os, sys, time, warnings
+import copy, importlib, importlib.util, io, json, logging, os, sys, time, warnings
 from pathlib import Path
 import torch
 try:                                                    # private torch modules (since 2.0): without them `trace_bytes` says None
@@ -246,13 +246,16 @@ def _fake(t:Tensor)->Tensor:
 def trace_bytes(model:nn.Module, x)->int|None:
     "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
     if FakeTensorMode is None or TorchDispatchMode is None: return None          # this torch lacks them: the gate counts weights only
+    log = logging.getLogger('torch._subclasses.fake_tensor'); level = log.level
     try:
-        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():
+        log.setLevel(logging.CRITICAL)                                        # an op without a meta kernel (grouped products in float32) is
+        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():   # logged with its traceback: we return None instead
             warnings.simplefilter('ignore')
             twin = copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})   # the weights: fake, nothing copied
             with _output_bytes() as ob, torch.enable_grad(): call_model(twin, x)
         return ob.total
     except Exception: return None
+    finally: log.setLevel(level)
 
 # %% ../nbs/12_align.ipynb #3e7ca0fb
 def planted_row(name:str, model:nn.Module, x,
