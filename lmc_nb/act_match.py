@@ -10,7 +10,7 @@ from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
 from .perm import PermSpec, hungarian, permute_model, apply_perm
-from .interp import effective_state_dict, check_compatible
+from .weights import Weights, check_compatible
 from .match import _pair_max, weight_matching
 
 # %% auto #0
@@ -58,21 +58,22 @@ def activation_matching(A:nn.Module, B:nn.Module, # two models of one architectu
                         spec:PermSpec=None, # default: A's; groups whose units no feature point shows are matched by their weights
                        )->dict: # group → permutation of B's units (apply to B to match A)
     "Permutations of `B`'s units that maximise the correlation of their features with `A`'s (one assignment per group)."
-    check_compatible(A, B, effective=True)
-    full = {}
+    wa, wb = Weights.of(A), Weights.of(B)                                     # each model folded once (`01b_weights`)
+    check_compatible(wa, wb, effective=True)
+    A, B, full = wa.model, wb.model, {}
     perms = {g: hungarian(C) for g, C in _group_scores(A, B, data, bs, max_samples, full).items()}
     perms.update(_product_features(full))
     spec = spec or (PermSpec.of(A) if hasattr(A, 'perm_spec') else None)
     rest = [g for g in (spec.groups if spec else []) if g not in perms]
     if rest:   # e.g. the dimensions q and k share inside a head, which no layer reads: weight matching, the other groups already aligned
-        sa = effective_state_dict(A)
-        more, _ = weight_matching(spec.subset(rest), sa, apply_perm(spec, effective_state_dict(B), perms))
+        more, _ = weight_matching(spec.subset(rest), wa.sd, apply_perm(spec, wb.sd, perms))
         perms.update(more)
     return perms
 
 # %% ../nbs/06aa_act_match.ipynb #4da119d6
 def align_activations(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
     "`B` permuted by activation matching onto `A` (a dense model computing B's function)."
+    A, B = Weights.of(A), Weights.of(B)
     return permute_model(B, activation_matching(A, B, data, **kwargs), kwargs.get('spec') or PermSpec.of(A))
 
 # %% ../nbs/06aa_act_match.ipynb #ded5a891

@@ -20,7 +20,8 @@ import lmc_nb
 from .data import Data, Splits, load_data
 from .checkpoint import write_atomic, find_checkpoint
 from .nnutil import has_batchnorm, eval_mode, load_weights
-from .interp import lmc_curve, check_compatible, effective_state_dict
+from .interp import lmc_curve
+from .weights import Weights, check_compatible
 from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, call_model
 from .match import weight_matching
 from .act_match import activation_matching
@@ -106,9 +107,9 @@ def check_takes(model:nn.Module, data:Splits):
 # %% ../nbs/12_align.ipynb #3c2ca020
 METHODS = ('weight', 'activation')
 
-def _aligned(A:nn.Module, B:nn.Module, spec:PermSpec, method:str, data:Splits, stat_samples:int)->tuple:
+def _aligned(A:Weights, B:Weights, spec:PermSpec, method:str, data:Splits, stat_samples:int)->tuple:
     "(B permuted onto A by `method`, the permutations)."
-    if method == 'weight': perms, _ = weight_matching(spec, effective_state_dict(A), effective_state_dict(B))
+    if method == 'weight': perms, _ = weight_matching(spec, A.sd, B.sd)
     else: perms = activation_matching(A, B, data.train[:stat_samples], spec=spec)
     return permute_model(B, perms, spec), perms
 
@@ -140,12 +141,13 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
     spec = auto_spec(A, data.test.X[:2])
     spec.attach(A)
     res = dict(spec=_spec_summary(spec, A), paths={}, aligned={}, seconds={})
+    wa, wb = Weights.of(A), Weights.of(B)                                       # each model's effective weights, once for every method
     bn = data.train[:stat_samples]
     curve = lambda P, Q: lmc_curve(P, Q, data.test, lams, bn_data=bn, n_boot=n_boot)
     res['paths']['none'] = curve(A, B).to_dict(); res['seconds']['spec'] = time.perf_counter() - t0; bar.update()
     for m in methods:
         t = time.perf_counter(); bar.set_description(f'align: {m} matching and its path')
-        Bm, perms = _aligned(A, B, spec, m, data, stat_samples)
+        Bm, perms = _aligned(wa, wb, spec, m, data, stat_samples)
         res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t; bar.update()
     if repair: bar.set_description(f'align: REPAIR along the {methods[0]} path'); _add_repair(res, A, methods[0], data, lams, stat_samples, n_boot, progress); bar.update()
     bar.close()

@@ -153,13 +153,15 @@ def asym_layers(model:nn.Module)->dict:
     return {n: m for n, m in model.named_modules() if isinstance(m, _AsymMixin)}
 
 @torch.no_grad()
-def dense_twin(model:nn.Module)->nn.Module:
+def dense_twin(model:nn.Module,
+               fold:bool=True, # False: skip computing W_eff (for a caller that loads other effective weights into the copy at once)
+              )->nn.Module:
     "A deep copy of `model` whose asymmetric parameters hold $W_{\\rm eff}$ as plain dense weights (their F and D dropped)."
     import copy
     twin = copy.deepcopy(model)
     for pname, (_, h) in asym_tensors(twin).items():
         W = twin.get_parameter(pname)
-        W.copy_(h.effective_weight(W))
+        if fold: W.copy_(h.effective_weight(W))
         h.F = h.D = None
         h.scheme = 'dense'
     return twin

@@ -10,7 +10,8 @@ import torch
 from torch import nn, Tensor
 from .asym import dense_twin
 from .nnutil import call_model, model_outputs
-from .perm import PermSpec, Axis, group_errors, buffer_names
+from .perm import PermSpec, Axis, group_errors
+from .weights import buffer_names
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT
 from .shape_rules import *

@@ -14,7 +14,8 @@ from .many import train_many
 import lmc_nb.many as many
 from unittest.mock import patch
 from .nnutil import native_bf16
-from .interp import lmc_curve, effective_state_dict
+from .interp import lmc_curve
+from .weights import effective_state_dict
 from .merge import repair, repair_curve, merged_model, repair_points
 from .data import Loader
 from .asym import dense_twin, AsymConv2d, AsymLinear

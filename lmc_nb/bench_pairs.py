@@ -11,7 +11,7 @@ from .train import TrainConfig, init_model, train
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .autospec import auto_spec
 from .perm import random_perms, apply_perm
-from .interp import effective_state_dict
+from .weights import effective_state_dict
 from .nnutil import load_weights
 
 # %% auto #0

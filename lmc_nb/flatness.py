@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from .data import Data, Loader
 from .features import capture
-from .interp import check_compatible
+from .weights import check_compatible
 from .lewc import activation_modules, _cos
 
 # %% auto #0

@@ -12,49 +12,15 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call
 from .data import Data, Loader
-from .asym import asym_layers, asym_tensors, dense_twin, ASYM_KEYS
+from .asym import asym_layers, dense_twin
+from .weights import Weights, effective_state_dict, check_compatible, model_of
 from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device, load_weights
 from .calibrate import ce_acc, calibrated_loss
 
 # %% auto #0
-__all__ = ['effective_state_dict', 'check_compatible', 'lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve',
-           'path_outputs', 'bootstrap_barriers', 'lmc_curve']
-
-# %% ../nbs/05_interp.ipynb #e9399cd7
-def effective_state_dict(model:nn.Module)->dict:
-    "State dict with every asymmetric parameter (a layer's weight, an `AsymParam`'s owner's) replaced by $W_{\\rm eff}$ and its F, D buffers dropped."
-    sd = {k: v.detach() for k, v in model.state_dict().items()}
-    for pname, (hname, h) in asym_tensors(model).items():
-        p = hname + '.' if hname else ''
-        with torch.no_grad(): sd[pname] = h.effective_weight(model.get_parameter(pname)).detach()
-        sd.pop(p + 'F', None); sd.pop(p + 'D', None)
-    return sd
-
-# %% ../nbs/05_interp.ipynb #15b8fee3
-_ASYM_KEYS = ASYM_KEYS                                              # what only shapes F and D: absorbed by effective weights
-
-def check_compatible(A:nn.Module, B:nn.Module, effective:bool=False):
-    "Raise a `ValueError` naming the first config entry or tensor in which `A` and `B` differ in architecture (or are non-finite)."
-    sa, sb = (effective_state_dict(A), effective_state_dict(B)) if effective else (A.state_dict(), B.state_dict())
-    if sa.keys() != sb.keys():
-        only = sorted(set(sa) ^ set(sb))
-        raise ValueError(f"models have different tensors: {only[:5]}{'…' if len(only) > 5 else ''} exist in only one of them")
-    for k in sa:
-        if sa[k].shape != sb[k].shape:
-            raise ValueError(f"models differ in tensor {k!r}: shape {tuple(sa[k].shape)} vs {tuple(sb[k].shape)}")
-        if sa[k].is_floating_point() and not (torch.isfinite(sa[k]).all() and torch.isfinite(sb[k]).all()):
-            raise ValueError(f"tensor {k!r} has non-finite values")
-        if not effective and k.rsplit('.', 1)[-1] in ('F', 'D') and not torch.equal(sa[k], sb[k]):
-            raise ValueError(f"models differ in the fixed part {k!r} of an asymmetric layer (different mask_seed?); "
-                             "interpolation needs one architecture")
-    ca, cb = getattr(A, 'config', None), getattr(B, 'config', None)
-    if isinstance(ca, dict) and isinstance(cb, dict):                 # same shapes can still be another function (activation, norm, …)
-        for k in sorted(set(ca) | set(cb)):
-            if not (effective and k in _ASYM_KEYS) and ca.get(k) != cb.get(k):
-                raise ValueError(f"models differ in architecture: {k} = {ca.get(k)!r} vs {cb.get(k)!r}")
-
+__all__ = ['lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers', 'lmc_curve']
 
 # %% ../nbs/05_interp.ipynb #55a98bad
 def lerp(sa:dict, sb:dict, lam:float)->dict:

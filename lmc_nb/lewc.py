@@ -11,7 +11,8 @@ from torch import nn, Tensor
 import torch.nn.functional as Fn
 from .data import Data, Loader
 from .features import capture, unit_matrix
-from .interp import check_compatible, reset_bn
+from .weights import check_compatible
+from .interp import reset_bn
 from .merge import merged_model
 from .subspace import linear_layers
 from .nnutil import ACTIVATION_TYPES, has_batchnorm

@@ -13,7 +13,7 @@ from .data import Data
 from .features import feature_stats
 from fastcore.basics import patch
 from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
-from .interp import effective_state_dict, check_compatible
+from .weights import Weights, effective_state_dict, check_compatible
 
 # %% auto #0
 __all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weight_matching', 'align_weights']
@@ -351,9 +351,10 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
     return m.perms, _objective(m, sa, sb)
 
 # %% ../nbs/06a_match.ipynb #e9b8a2af
-def align_weights(A:nn.Module, B:nn.Module, spec:PermSpec=None, **kwargs)->nn.Module:
-    "`B` permuted by weight matching onto `A` (a dense model computing B's function)."
+def align_weights(A:nn.Module|Weights, B:nn.Module|Weights, spec:PermSpec=None, **kwargs)->nn.Module:
+    "`B` permuted by weight matching onto `A` (a dense model computing B's function); each model's effective weights are folded once (`01b_weights`)."
+    A, B = Weights.of(A), Weights.of(B)
     check_compatible(A, B, effective=True)
     spec = spec or PermSpec.of(A)
-    perms, _ = weight_matching(spec, effective_state_dict(A), effective_state_dict(B), **kwargs)
+    perms, _ = weight_matching(spec, A.sd, B.sd, **kwargs)
     return permute_model(B, perms, spec)

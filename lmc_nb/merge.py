@@ -11,8 +11,9 @@ from tqdm.auto import tqdm
 from .data import Data, Loader
 from .asym import dense_twin
 from .features import feature_stats, unit_matrix
-from .interp import effective_state_dict, lerp, reset_bn, check_compatible, Curve, _curve
-from .nnutil import NORM_TYPES, has_batchnorm, load_weights
+from .weights import Weights, effective_state_dict, check_compatible, twin_with
+from .interp import lerp, reset_bn, Curve, _curve
+from .nnutil import NORM_TYPES, has_batchnorm
 from .perm import PermSpec, apply_perm
 from .match import weight_matching, align_weights
 from .act_match import align_activations
@@ -24,9 +25,9 @@ __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_on
 # %% ../nbs/06b_merge.ipynb #2caa1206
 def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
     "The dense model at θ(λ) = (1−λ)θ_A + λθ_B (B already aligned to A)."
+    A, B = Weights.of(A), Weights.of(B)
     check_compatible(A, B, effective=True)
-    m = dense_twin(A); load_weights(m, lerp(effective_state_dict(A), effective_state_dict(B), lam))
-    return m.eval()
+    return A.twin(lerp(A.sd, B.sd, lam))
 
 def repair_points(model:nn.Module)->list:
     "Names of the modules whose outputs REPAIR corrects: every affine norm, or every hidden linear / conv layer of a norm-free model."
@@ -139,15 +140,10 @@ def _mean_sd(sds:list)->dict:
     "Elementwise mean of state dicts (integer buffers from the first)."
     return {k: torch.stack([sd[k] for sd in sds]).mean(0) if sds[0][k].is_floating_point() else sds[0][k] for k in sds[0]}
 
-# %% ../nbs/06b_merge.ipynb #f78105d2
-def _from_sd(like:nn.Module, sd:dict)->nn.Module:
-    out = dense_twin(like); load_weights(out, sd)
-    return out.eval()
-
 # %% ../nbs/06b_merge.ipynb #060eafb2
 def _average(models:list)->nn.Module:
     "The model whose effective weights are the mean of `models`'."
-    return _from_sd(models[0], _mean_sd([effective_state_dict(m) for m in models]))
+    return twin_with(models[0], _mean_sd([effective_state_dict(m) for m in models]))
 
 # %% ../nbs/06b_merge.ipynb #eb073ea0
 def merge_models(models:list, # models of one architecture
@@ -178,6 +174,6 @@ def merge_many(models:list, max_iter:int=20, seed:int=0, data:Data=None)->nn.Mod
             if any(not torch.equal(p, torch.arange(len(p))) for p in perms.values()):
                 sds[i], changed = apply_perm(spec, sds[i], perms), True
         if not changed: break
-    out = _from_sd(models[0], _mean_sd(sds))
+    out = twin_with(models[0], _mean_sd(sds))
     if has_batchnorm(out) and data is not None: reset_bn(out, data)
     return out

@@ -14,14 +14,13 @@ try: from lapjv import lapjv as _lapjv              # optional (pip install "lmc
 except ImportError: _lapjv = None
 from fastcore.basics import patch
 from .asym import dense_twin
-from .interp import effective_state_dict
+from .weights import Weights, STAT_NAMES, buffer_names, effective_state_dict, model_of, twin_with
 from .nnutil import call_model, model_outputs, load_weights
 from torch.func import functional_call
 
 # %% auto #0
-__all__ = ['STAT_NAMES', 'COLD_LAPJV', 'Axis', 'buffer_names', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms',
-           'random_perms', 'identity_perms', 'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn',
-           'lap_backend', 'hungarian_warm']
+__all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
+           'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -50,12 +49,6 @@ class Axis:
         return b.movedim(0, self.axis)
 
 # %% ../nbs/06_perm.ipynb #873e5df7
-STAT_NAMES = ('running_mean', 'running_var')   # torch's norm statistics: a spec built without its model takes these for its buffers
-
-def buffer_names(model:nn.Module)->set:
-    "The names under which `model`'s buffers appear in its (effective) state dict: statistics and constants, not learned weights."
-    return {n for n, _ in model.named_buffers()}
-
 class PermSpec:
     "Groups of axes that share one permutation (validated against a state dict with `check`); `buffers`: its tensors that are not learned."
     def __init__(self, groups:dict,
@@ -65,8 +58,9 @@ class PermSpec:
         names = {e.tensor for es in self.groups.values() for e in es}
         self.buffers = frozenset(names & set(buffers) if buffers is not None else {t for t in names if t.rsplit('.', 1)[-1] in STAT_NAMES})
     @classmethod
-    def of(cls, model:nn.Module)->'PermSpec':
-        "The hand-written spec a library model declares (its buffers read from the model)."
+    def of(cls, model:nn.Module|Weights)->'PermSpec':
+        "The hand-written spec a library model declares (its buffers read from the model, `01b_weights`)."
+        model = model_of(model)
         if not hasattr(model, 'perm_spec'):
             raise ValueError(f"{type(model).__name__} declares no perm_spec(); write one as data (see 02_models) and pass PermSpec(groups)")
         return cls(model.perm_spec(), buffers=buffer_names(model))
@@ -150,12 +144,10 @@ def identity_perms(spec:PermSpec, sd:dict)->dict:
 
 # %% ../nbs/06_perm.ipynb #be4f057f
 @torch.no_grad()
-def permute_model(model:nn.Module, perms:dict, spec:PermSpec=None)->nn.Module:
-    "A dense copy of `model` with its effective weights permuted by `perms` (the same function)."
+def permute_model(model:nn.Module|Weights, perms:dict, spec:PermSpec=None)->nn.Module:
+    "A dense copy of `model` with its effective weights permuted by `perms` (the same function); a `Weights` snapshot is not folded again."
     spec = spec or PermSpec.of(model)
-    twin = dense_twin(model)
-    load_weights(twin, apply_perm(spec, effective_state_dict(model), perms))
-    return twin.eval()
+    return twin_with(model, apply_perm(spec, effective_state_dict(model), perms))
 
 # %% ../nbs/06_perm.ipynb #34aeec82
 @torch.no_grad()
@@ -163,7 +155,7 @@ def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a d
                  spec:PermSpec=None, seed:int=0)->tuple:
     "({group: relative change of the outputs when that group alone is permuted at random}, the output dtype)."
     spec = spec or PermSpec.of(model)
-    twin, sd = dense_twin(model).eval(), effective_state_dict(model)
+    twin, sd = dense_twin(model_of(model)).eval(), effective_state_dict(model)
     seen, tied = set(), set()                       # tied weights (one tensor under two names) are passed once
     for k, t in twin.state_dict(keep_vars=True).items():
         if id(t) in seen: tied.add(k)

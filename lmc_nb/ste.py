@@ -10,7 +10,7 @@ from torch.func import functional_call
 from tqdm.auto import tqdm
 from .data import Data, Loader
 from .asym import dense_twin
-from .interp import effective_state_dict, check_compatible
+from .weights import Weights, check_compatible
 from .train import batch_loss
 from .perm import PermSpec, apply_perm, permute_model
 from .match import weight_matching
@@ -29,12 +29,13 @@ def _mid_loss(skel, sa, sb_perm, data:Data, kind:str, bs:int=1000)->float:
 # %% ../nbs/06c_ste.ipynb #e5acc365
 def _ste_start(A:nn.Module, B:nn.Module, data:Data, eval_samples:int, loss:str, seed:int)->tuple:
     "The STE loop's fixed parts (spec, dense skeleton, both effective state dicts, the evaluation subset) and its start: weight matching's permutation with its midpoint loss."
+    A, B = Weights.of(A), Weights.of(B)                                       # each model folded once (`01b_weights`)
     check_compatible(A, B, effective=True)
-    spec, skel = PermSpec.of(A), dense_twin(A)
+    spec, skel = PermSpec.of(A), dense_twin(A.model)
     if has_batchnorm(skel):
         raise ValueError("ste_matching: batch-norm models need statistics re-estimated at the midpoint; not supported yet")
     skel.eval()
-    sa, sb, ev = effective_state_dict(A), effective_state_dict(B), data[:eval_samples]
+    sa, sb, ev = A.sd, B.sd, data[:eval_samples]
     perms, _ = weight_matching(spec, sa, sb, seed=seed)
     return spec, skel, sa, sb, ev, (_mid_loss(skel, sa, apply_perm(spec, sb, perms), ev, loss), perms)
 
@@ -67,4 +68,5 @@ def ste_matching(A:nn.Module, B:nn.Module, # two trained models of one architect
 # %% ../nbs/06c_ste.ipynb #e2bb2d4a
 def align_ste(A:nn.Module, B:nn.Module, data:Data, **kwargs)->nn.Module:
     "`B` permuted by learned (straight-through) matching onto `A` (a dense model computing B's function)."
+    A, B = Weights.of(A), Weights.of(B)
     return permute_model(B, ste_matching(A, B, data, **kwargs)[0])
