@@ -7,11 +7,6 @@ from __future__ import annotations
 import copy, importlib, importlib.util, io, json, logging, os, sys, time, warnings
 from pathlib import Path
 import torch
-try:                                                    # private torch modules (since 2.0): without them `trace_bytes` says None
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils._python_dispatch import TorchDispatchMode
-except ImportError: FakeTensorMode = TorchDispatchMode = None
-from torch.utils._pytree import tree_flatten
 from torch import Tensor
 from torch import nn
 from safetensors.torch import load_file, save_file
@@ -26,12 +21,12 @@ from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
 from .match import weight_matching
 from .act_match import activation_matching
 from .merge import repair_curve
-from .autospec import auto_spec
+from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE
 
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
-           'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'trace_bytes', 'planted_row',
-           'planted_markdown', 'timm_model', 'timm_params', 'timm_smallest']
+           'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'planted_bytes', 'planted_row',
+           'planted_markdown', 'timm_model', 'timm_params', 'timm_smallest', 'planted_peak']
 
 # %% ../nbs/12_align.ipynb #86f4f65f
 def load_factory(spec:str):
@@ -228,49 +223,26 @@ def run_align(a, b, # checkpoints: safetensors files or save_model folders
     return res
 
 # %% ../nbs/12_align.ipynb #c045b7db
-PLANTED_PEAK = 13   # the planted check's peak memory over its weights' bytes: 12.7 measured on ViT-L/32 (see 28a_torchvision_table)
+PLANTED_PEAK = (7.5, 4)   # the planted check's peak resident memory ≤ 7.5 × the weights + 4 × the largest tensor, the loaded model included (measured below)
 
-def _output_bytes():
-    "A dispatch mode that sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
-    class OutputBytes(TorchDispatchMode):
-        def __init__(self): super().__init__(); self.total = 0
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
-            return out
-    return OutputBytes()
-
-def _fake(t:Tensor)->Tensor:
-    f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
-    return nn.Parameter(f, t.requires_grad) if isinstance(t, nn.Parameter) else f
-
-# %% ../nbs/12_align.ipynb #e4eb4101
-def trace_bytes(model:nn.Module, x)->int|None:
-    "Bytes of all op outputs of one forward pass on `x`, which tracing keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
-    if FakeTensorMode is None or TorchDispatchMode is None: return None          # this torch lacks them: the gate counts weights only
-    log = logging.getLogger('torch._subclasses.fake_tensor'); level = log.level
-    try:
-        log.setLevel(logging.CRITICAL)                                        # an op without a meta kernel (grouped products in float32) is
-        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():   # logged with its traceback: we return None instead
-            warnings.simplefilter('ignore')
-            twin = copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})   # the weights: fake, nothing copied
-            with _output_bytes() as ob, torch.enable_grad(): call_model(twin, x)
-        return ob.total
-    except Exception: return None
-    finally: log.setLevel(level)
+def planted_bytes(model:nn.Module)->int:
+    "The planted check's peak memory estimate for `model`'s weights (`PLANTED_PEAK`), activations of the trace aside."
+    sizes = [t.numel() * t.element_size() for t in model.state_dict().values()]
+    return PLANTED_PEAK[0] * sum(sizes) + PLANTED_PEAK[1] * max(sizes, default=0)
 
 # %% ../nbs/12_align.ipynb #3e7ca0fb
 def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
                )->dict:
     "Spec derived and proved on `x`, planted permutations recovered exactly by weight matching — or the one-line reason why not."
-    model.eval(); ram = ram or os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
-    acts = trace_bytes(model, x)                                              # activations: the big part at a large input (a ViT at 768²)
-    need = PLANTED_PEAK * sum(t.numel() * t.element_size() for t in model.state_dict().values()) + (acts or 0)
+    model.eval(); ram = ram or ram_bytes()
+    acts = trace_bytes(model, x)                                              # what a real trace keeps alive: the big part at a large input (a ViT at 768²)
+    fake = acts is not None and acts > FAKE_ABOVE * ram                       # then trace on fake tensors (06h): only the proof's passes run for real
+    need = planted_bytes(model) + (0 if fake else acts or 0)
     if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB "
-                                                                 f"({'weights and activations' if acts else 'weights'}), {ram / 2 ** 30:.0f} GiB here")
+                                                                 f"({'weights and activations' if acts and not fake else 'weights'}), {ram / 2 ** 30:.0f} GiB here")
     t0 = time.time()
-    try: spec = auto_spec(model, x)
+    try: spec = auto_spec(model, x, fake=fake)
     except Exception as e: return dict(model=name, ok=False, reason=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")
     t1 = time.time()
     sd = {k: v.detach() for k, v in model.state_dict().items()}
@@ -280,7 +252,7 @@ def planted_row(name:str, model:nn.Module, x,
     fixed = '; '.join(f'{k} ({v})' for k, v in spec.fixed.items() if k not in ('model input', 'model output'))
     return dict(model=name, ok=bool(P) and exact, groups=len(P), units=sum(len(p) for p in P.values()), check=max(spec.errors.values(), default=0.),
                 coverage=dict(spec.coverage, fixed=dict(spec.coverage['fixed'])),
-                recovered=('exact' if exact else 'NOT exact') if P else '-', trace_s=round(t1 - t0, 2), match_s=round(time.time() - t1, 2),
+                recovered=('exact' if exact else 'NOT exact') if P else '-', trace_s=round(t1 - t0, 2), match_s=round(time.time() - t1, 2), trace='fake' if fake else 'real',
                 fixed=fixed[:120], reason='' if P and exact else ('no permutable units' if not P else 'planted permutation not recovered'))
 
 # %% ../nbs/12_align.ipynb #9f449e01
@@ -318,3 +290,29 @@ def timm_smallest()->dict:
         sizes = sorted((p, n) for n in names if (p := timm_params(n)) is not None)
         out[mod] = (sizes[0][1], sizes[0][0]) if sizes else (names[0], None)   # the row then says why it fails
     return out
+
+# %% ../nbs/12_align.ipynb #p3ak0002
+_PLANTED_PROBE = '''
+import sys, torch
+from lmc_nb.align import planted_row
+torch.set_num_threads(int(sys.argv[2]))
+warm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+planted_row('warm-up', warm, torch.randn(2, 4), ram=2 ** 62)               # code, not the check: scipy, kernels, thread pools loaded first
+d = torch.load(sys.argv[1], weights_only=False)
+base = int(open('/proc/self/statm').read().split()[1]) * 4096           # resident now: the interpreter, torch and the model
+try: open('/proc/self/clear_refs', 'w').write('5')                        # forget the peak so far, so VmHWM is the check's
+except OSError: print('nan'); sys.exit()
+ok = planted_row('probe', d['model'], d['x'], ram=2 ** 62)['ok']
+hwm = 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])
+print((hwm - base) / 2 ** 20, int(ok))
+'''
+
+def planted_peak(model:nn.Module, x, threads:int=None)->dict:
+    "Peak resident memory `planted_row` adds above the loaded model, in a fresh process: MiB, × the weights, whether the row passed (peak None where the kernel cannot reset it)."
+    import subprocess, tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        f = os.path.join(tmp, 'model.pt'); torch.save(dict(model=model, x=x), f)
+        out = subprocess.run([sys.executable, '-c', _PLANTED_PROBE, f, str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True).stdout.split()
+    w = sum(t.numel() * t.element_size() for t in model.state_dict().values()) / 2 ** 20
+    if out[0] == 'nan': return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None, ok=None)
+    return dict(peak_mib=round(float(out[0]), 1), weights_mib=round(w, 1), peak_x=round(float(out[0]) / w, 2), ok=bool(int(out[1])))

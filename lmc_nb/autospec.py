@@ -4,10 +4,15 @@
 
 # %% ../nbs/06h_autospec.ipynb #6bd691c8
 from __future__ import annotations
-import math, warnings
+import copy, logging, math, os, warnings
 from collections import Counter
+from contextlib import nullcontext
 import torch
 from torch import nn, Tensor
+try: from torch._subclasses.fake_tensor import FakeTensorMode      # private (since torch 2.0): without it, tracing is real
+except ImportError: FakeTensorMode = None
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 from .asym import dense_twin
 from .nnutil import call_model, model_outputs
 from .perm import PermSpec, Axis, group_errors
@@ -20,12 +25,19 @@ from .layer_rules import *
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report', 'coverage_report',
-           'AutoSpec', 'auto_spec', 'same_spec']
+__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report',
+           'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy', 'trace_bytes']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
-def trace_spaces(model:nn.Module, x)->tuple:
+def trace_spaces(model:nn.Module, x,
+                 fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
+                )->tuple:
     "Trace `model` on `x`: (the tracer, state-dict name → axis labels of every tensor the outputs depend on)."
+    fm = nullcontext()
+    if fake:
+        if FakeTensorMode is None: raise RuntimeError("trace_spaces: fake=True needs torch's FakeTensorMode, which this torch lacks")
+        fm = FakeTensorMode(allow_non_fake_inputs=True)
+        with fm: model = fake_copy(model)
     named = {}
     sd_keys = set(model.state_dict(keep_vars=True).keys())
     for n, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
@@ -41,7 +53,7 @@ def trace_spaces(model:nn.Module, x)->tuple:
         hooks.append(m.register_forward_hook(lambda m, a, o: (tr.where.pop(), None)[1]))
     was = model.training; model.eval()
     try:
-        with torch.enable_grad(), warnings.catch_warnings(), tr:
+        with fm, torch.enable_grad(), warnings.catch_warnings(), tr:
             warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')    # torch 2.14 warns when the flags are set
             with torch.backends.mkldnn.flags(enabled=False): out = call_model(model, x)
     finally:
@@ -170,8 +182,11 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
 # %% ../nbs/06h_autospec.ipynb #f9fc05f1
 class AutoSpec(PermSpec):
     "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how many hidden units its groups move (`coverage`), how far each group was checked (`errors`) and where its units are seen (`features`)."
-    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None, buffers=None):
+    def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None, buffers=None,
+                 fake:bool=False, # traced on fake tensors
+                ):
         super().__init__(groups, buffers); self.fixed, self.errors, self.unknown, self.features = fixed, errors, unknown, features or {}
+        self.fake = fake
         self.coverage = coverage or dict(permuted=0, units=0, fixed={})
     def attach(self, model:nn.Module)->nn.Module:
         "Make `model` declare this spec and its feature points (`perm_spec()`, `feature_spec()`), so every function that asks a model for them takes it as it is."
@@ -194,12 +209,19 @@ def _ops_of(tensors:dict, spec:dict, g:str)->list:
 def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tensors or a dict of keyword arguments
               strict:bool=True, # False: drop groups that fail the check, with a warning, instead of raising
               rtol:float=None, # relative output change allowed (default 1000 × the output dtype's epsilon)
-              seed:int=0)->AutoSpec:
+              seed:int=0,
+              fake:bool=None, # trace on fake tensors (the proof still runs for real); None: when a real trace would keep over FAKE_ABOVE of this machine's memory
+             )->AutoSpec:
     "Derive `model`'s permutation spec by tracing its ATen ops on `x`, and verify each group on `x` before returning it."
     twin = dense_twin(model)
-    tr, tensors = trace_spaces(twin, x)
+    if fake is None: b = trace_bytes(twin, x); fake = b is not None and b > FAKE_ABOVE * ram_bytes()
+    try: tr, tensors = trace_spaces(twin, x, fake=fake)
+    except Exception as e:
+        if not fake: raise
+        raise RuntimeError(f"auto_spec: {type(model).__name__}'s forward does not run on fake tensors ({type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:120]}); pass fake=False to trace it for real") from None
     by_space = _spaces_to_groups(tensors); groups = dict(by_space.values())
-    errs, dtype = group_errors(model, x, PermSpec(groups), seed) if groups else ({}, torch.float32)
+    errs, dtype = group_errors(twin, x, PermSpec(groups), seed, copy=False) if groups else ({}, torch.float32)   # the twin is ours and dense
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol
     bad = {g: e for g, e in errs.items() if not e <= rtol}
     for g, e in bad.items():
@@ -217,10 +239,50 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
         top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
         warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
                       f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=2)
-    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin))
+    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin), fake)
 
 # %% ../nbs/06h_autospec.ipynb #a8e8cbb5
 def same_spec(a:PermSpec, b:PermSpec)->bool:
     "Do two specs permute the same sets of axes together (ignoring group names and entry order)?"
     canon = lambda s: sorted(sorted(map(repr, es)) for es in s.groups.values())
     return canon(a) == canon(b)
+
+# %% ../nbs/06h_autospec.ipynb #f4ke0002
+FAKE_ABOVE = 0.25   # auto_spec traces on fake tensors when a real trace would keep more than this share of the machine's memory
+
+def ram_bytes()->int:
+    "This machine's physical memory in bytes."
+    return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+
+def _fake(t:Tensor)->Tensor:
+    f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
+    return nn.Parameter(f, t.requires_grad) if isinstance(t, nn.Parameter) else f
+
+def fake_copy(model:nn.Module)->nn.Module:
+    "A deep copy of `model` whose parameters and buffers are fake tensors (nothing copied); call it inside a `FakeTensorMode`."
+    return copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})
+
+# %% ../nbs/06h_autospec.ipynb #f4ke0003
+def _output_bytes():
+    "A dispatch mode that sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
+    class OutputBytes(TorchDispatchMode):
+        def __init__(self): super().__init__(); self.total = 0
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
+            return out
+    return OutputBytes()
+
+def trace_bytes(model:nn.Module, x)->int|None:
+    "Bytes of all op outputs of one forward pass on `x`, which a real trace keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
+    if FakeTensorMode is None: return None                                    # this torch lacks it
+    log = logging.getLogger('torch._subclasses.fake_tensor'); level = log.level
+    try:
+        log.setLevel(logging.CRITICAL)                                        # an op without a meta kernel (grouped products in float32) is
+        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():   # logged with its traceback: we return None instead
+            warnings.simplefilter('ignore')
+            twin = fake_copy(model)
+            with _output_bytes() as ob, torch.enable_grad(): call_model(twin, x)
+        return ob.total
+    except Exception: return None
+    finally: log.setLevel(level)

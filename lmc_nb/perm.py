@@ -13,9 +13,9 @@ from torch import nn, Tensor
 try: from lapjv import lapjv as _lapjv              # optional (pip install "lmc-nb[fast]"): warm-started exact solves
 except ImportError: _lapjv = None
 from fastcore.basics import patch
-from .asym import dense_twin
+from .asym import dense_twin, asym_tensors
 from .weights import Weights, STAT_NAMES, buffer_names, effective_state_dict, model_of, twin_with
-from .nnutil import call_model, model_outputs, load_weights
+from .nnutil import call_model, model_outputs, load_weights, eval_mode
 from torch.func import functional_call
 
 # %% auto #0
@@ -152,21 +152,24 @@ def permute_model(model:nn.Module|Weights, perms:dict, spec:PermSpec=None)->nn.M
 # %% ../nbs/06_perm.ipynb #34aeec82
 @torch.no_grad()
 def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a dict of keyword arguments (see `call_model`)
-                 spec:PermSpec=None, seed:int=0)->tuple:
+                 spec:PermSpec=None, seed:int=0,
+                 copy:bool=True, # False: run a dense `model` itself (swapped weights through `functional_call`; a forward that caches may keep their traces), no copy of its weights
+                )->tuple:
     "({group: relative change of the outputs when that group alone is permuted at random}, the output dtype)."
-    spec = spec or PermSpec.of(model)
-    twin, sd = dense_twin(model_of(model)).eval(), effective_state_dict(model)
+    spec, m = spec or PermSpec.of(model), model_of(model)
+    twin, sd = dense_twin(m) if copy or asym_tensors(m) else m, effective_state_dict(model)   # copy=False on a dense model: no copy of its weights
     seen, tied = set(), set()                       # tied weights (one tensor under two names) are passed once
     for k, t in twin.state_dict(keep_vars=True).items():
         if id(t) in seen: tied.add(k)
         seen.add(id(t))
     args, kw = ((), x) if isinstance(x, dict) else (tuple(x) if isinstance(x, (tuple, list)) else (x,), None)
-    ref = model_outputs(call_model(twin, x)); scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
-    errs = {}
-    for g, p in random_perms(spec, sd, seed).items():
-        sdp = {k: v for k, v in apply_perm(spec, sd, {g: p}).items() if k not in tied}
-        out = model_outputs(functional_call(twin, sdp, args, kw))
-        errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
+    with eval_mode(twin):
+        ref = model_outputs(call_model(twin, x)); scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
+        errs = {}
+        for g, p in random_perms(spec, sd, seed).items():
+            sdp = {k: v for k, v in apply_perm(spec, sd, {g: p}).items() if k not in tied}
+            out = model_outputs(functional_call(twin, sdp, args, kw))
+            errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
     return errs, ref[0].dtype
 
 # %% ../nbs/06_perm.ipynb #7fb6c37c
