@@ -21,7 +21,7 @@ from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
 from .match import weight_matching
 from .act_match import activation_matching
 from .merge import repair_curve
-from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE
+from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively
 
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',

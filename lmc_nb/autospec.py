@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from .asym import dense_twin
 from .nnutil import call_model, model_outputs
-from .perm import PermSpec, Axis, group_errors
+from .perm import PermSpec, Axis, group_errors, control_error, refuse_vacuous
 from .weights import buffer_names
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT
@@ -26,7 +26,7 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report',
-           'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy', 'trace_bytes']
+           'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy', 'trace_bytes', 'lively']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
 def trace_spaces(model:nn.Module, x,
@@ -223,6 +223,12 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     by_space = _spaces_to_groups(tensors); groups = dict(by_space.values())
     errs, dtype = group_errors(twin, x, PermSpec(groups), seed, copy=False) if groups else ({}, torch.float32)   # the twin is ours and dense
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol
+    ctrl = control_error(twin, x, PermSpec(groups), seed, copy=False) if groups else None      # the negative control: a broken permutation must show
+    if ctrl is not None:                                                      # (None: every group one axis, a symmetry whatever the permutation)
+        try: refuse_vacuous(ctrl, rtol, type(model).__name__)
+        except ValueError as e:
+            if strict: raise ValueError(f"auto_spec: {e}") from None
+            warnings.warn(f"auto_spec: {e}", RuntimeWarning, stacklevel=2)
     bad = {g: e for g, e in errs.items() if not e <= rtol}
     for g, e in bad.items():
         tens = sorted({a.tensor for a in groups[g]})
@@ -239,7 +245,9 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
         top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
         warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
                       f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=2)
-    return AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin), fake)
+    s = AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin), fake)
+    s.control = ctrl                                                          # what a broken permutation changed (relative): the check's power here
+    return s
 
 # %% ../nbs/06h_autospec.ipynb #a8e8cbb5
 def same_spec(a:PermSpec, b:PermSpec)->bool:
@@ -286,3 +294,21 @@ def trace_bytes(model:nn.Module, x)->int|None:
         return ob.total
     except Exception: return None
     finally: log.setLevel(level)
+
+# %% ../nbs/06h_autospec.ipynb #l1vely02
+@torch.no_grad()
+def lively(model:nn.Module, x, std:float=0.02, seed:int=0)->nn.Module:
+    "`model` (changed in place) fit for a proof at random initialisation: weight matrices that are all zeros drawn from N(0, std²), batch-norm statistics estimated on `x`; in eval mode."
+    gen = torch.Generator().manual_seed(seed)
+    for p in model.parameters():
+        if p.ndim >= 2 and not p.any(): p.copy_(torch.randn(p.shape, generator=gen).to(p) * std)
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+    moms = [m.momentum for m in bns]
+    try:
+        for m in bns: m.reset_running_stats(); m.momentum = None                  # the cumulative average: one batch's statistics
+        if bns:
+            with torch.random.fork_rng(devices=[]): model.train(); call_model(model, x)   # dropout's draws leave the global generator as it was
+    except Exception: pass                                                      # a forward that needs eval mode: statistics stay as initialised
+    finally:
+        for m, mo in zip(bns, moms): m.momentum = mo
+    return model.eval()

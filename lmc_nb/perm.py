@@ -20,7 +20,8 @@ from torch.func import functional_call
 
 # %% auto #0
 __all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
-           'permute_model', 'group_errors', 'check_spec', 'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
+           'permute_model', 'group_errors', 'check_spec', 'control_error', 'refuse_vacuous', 'hungarian', 'sinkhorn',
+           'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @dataclass(frozen=True)
@@ -150,40 +151,60 @@ def permute_model(model:nn.Module|Weights, perms:dict, spec:PermSpec=None)->nn.M
     return twin_with(model, apply_perm(spec, effective_state_dict(model), perms))
 
 # %% ../nbs/06_perm.ipynb #34aeec82
-@torch.no_grad()
-def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a dict of keyword arguments (see `call_model`)
-                 spec:PermSpec=None, seed:int=0,
-                 copy:bool=True, # False: run a dense `model` itself (swapped weights through `functional_call`; a forward that caches may keep their traces), no copy of its weights
-                )->tuple:
-    "({group: relative change of the outputs when that group alone is permuted at random}, the output dtype)."
-    spec, m = spec or PermSpec.of(model), model_of(model)
+def _output_change(model:nn.Module, x, copy:bool=True)->tuple:
+    "(the effective state dict, change(sd') → relative change of the outputs on `x` when the model runs with `sd'`, the output dtype)."
+    m = model_of(model)
     twin, sd = dense_twin(m) if copy or asym_tensors(m) else m, effective_state_dict(model)   # copy=False on a dense model: no copy of its weights
     seen, tied = set(), set()                       # tied weights (one tensor under two names) are passed once
     for k, t in twin.state_dict(keep_vars=True).items():
         if id(t) in seen: tied.add(k)
         seen.add(id(t))
     args, kw = ((), x) if isinstance(x, dict) else (tuple(x) if isinstance(x, (tuple, list)) else (x,), None)
-    with eval_mode(twin):
-        ref = model_outputs(call_model(twin, x)); scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
-        errs = {}
-        for g, p in random_perms(spec, sd, seed).items():
-            sdp = {k: v for k, v in apply_perm(spec, sd, {g: p}).items() if k not in tied}
-            out = model_outputs(functional_call(twin, sdp, args, kw))
-            errs[g] = max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
-    return errs, ref[0].dtype
+    with torch.no_grad(), eval_mode(twin): ref = model_outputs(call_model(twin, x))
+    scale = max(max(float(r.abs().max()) for r in ref), 1e-12)
+    def change(sdp:dict)->float:
+        with torch.no_grad(), eval_mode(twin): out = model_outputs(functional_call(twin, {k: v for k, v in sdp.items() if k not in tied}, args, kw))
+        return max(float((a - b).abs().max()) for a, b in zip(out, ref)) / scale
+    return sd, change, ref[0].dtype
+
+def group_errors(model:nn.Module, x, # one input tensor, a tuple of them, or a dict of keyword arguments (see `call_model`)
+                 spec:PermSpec=None, seed:int=0,
+                 copy:bool=True, # False: run a dense `model` itself (swapped weights through `functional_call`; a forward that caches may keep their traces), no copy of its weights
+                )->tuple:
+    "({group: relative change of the outputs when that group alone is permuted at random}, the output dtype)."
+    spec = spec or PermSpec.of(model)
+    sd, change, dtype = _output_change(model, x, copy)
+    return {g: change(apply_perm(spec, sd, {g: p})) for g, p in random_perms(spec, sd, seed).items()}, dtype
 
 # %% ../nbs/06_perm.ipynb #7fb6c37c
 def check_spec(model:nn.Module, x, spec:PermSpec=None, seed:int=0,
                rtol:float=None, # default: 1000 × the output dtype's machine epsilon (1.2e-4 in float32); a missed axis changes outputs by O(1)
               )->float:
-    "Check that every group of `spec` is a symmetry of `model` on inputs `x`; return the largest relative change."
+    "Check that every group of `spec` is a symmetry of `model` on inputs `x`, on an input where a broken permutation shows (`control_error`); return the largest relative change."
     errs, dtype = group_errors(model, x, spec, seed)
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol   # rounding of a reordered sum grows with depth and threads
+    if errs: refuse_vacuous(control_error(model, x, spec, seed), rtol, type(model_of(model)).__name__)
     for g, err in errs.items():
         if err > rtol:
             raise ValueError(f"perm spec: permuting group {g!r} changes the network output (relative {err:.2e}); "
                              "the spec misses an axis permuted with it (a bias, a norm, the next layer's input, a residual branch?)")
     return max(errs.values(), default=0.)
+
+# %% ../nbs/06_perm.ipynb #c0ntr0l2
+def control_error(model:nn.Module, x, spec:PermSpec=None, seed:int=0, copy:bool=True)->float|None:
+    "Relative change of the outputs on `x` when every axis of every group is permuted by a random permutation of its own: a broken permutation, the negative control of `group_errors` (None: no group has two axes to break apart)."
+    spec = spec or PermSpec.of(model)
+    apart = PermSpec({f'{g}#{i}': [e] for g, es in spec.groups.items() if len(es) > 1 for i, e in enumerate(es)}, buffers=spec.buffers)   # each axis its own group
+    if not apart.groups: return None                                          # one axis a group (a sum over it): any permutation is a symmetry
+    sd, change, _ = _output_change(model, x, copy)
+    return change(apply_perm(apart, sd, random_perms(apart, sd, seed + 1)))
+
+def refuse_vacuous(control:float, rtol:float, who:str='the model'):
+    "Raise a `ValueError` when a broken permutation changes the outputs by no more than 10 × `rtol`: on this input a check of the spec cannot fail (`control` None: nothing to break, nothing refused)."
+    if control is not None and not control > 10 * rtol:
+        raise ValueError(f"check on this input proves nothing: a broken permutation (every axis of every group permuted on its own) changes {who}'s outputs "
+                         f"by {control:.1e} relative, within 10 × rtol ({rtol:.1e}): the outputs do not depend on these units here (a head initialised "
+                         "to zero? activations vanishing at initialisation?); check weights and inputs whose outputs do depend on them")
 
 # %% ../nbs/06_perm.ipynb #b2d7498e
 def _check_scores(S:Tensor, who:str)->np.ndarray:

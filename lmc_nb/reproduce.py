@@ -11,8 +11,8 @@ from .checkpoint import write_atomic
 from .nnutil import compute_device, DEVICE_ENV
 
 # %% auto #0
-__all__ = ['SCALES', 'REPRODUCTIONS', 'PAPER_RECIPES', 'PAPER_TRAINING', 'GPU_SECONDS_PER_STEP', 'GPU_MEASURED_ON',
-           'find_notebook', 'recipe_model', 'training_hours', 'plan_markdown', 'run_reproduction']
+__all__ = ['SCALES', 'REPRODUCTIONS', 'PAPER_RECIPES', 'PAPER_TRAINING', 'GPU_SECONDS_PER_STEP', 'GPU_MEASURED_ON', 'LEWC_CNN',
+           'find_notebook', 'recipe_model', 'training_hours', 'plan_markdown', 'lewc_cnn', 'run_reproduction']
 
 # %% ../nbs/12d_reproduce.ipynb #c5df053c
 SCALES = ('smoke', 'cpu', 'paper')     # as `scales.SCALES` (12e_scales tests that they agree)
@@ -39,6 +39,7 @@ REPRODUCTIONS |= {   # the rest: LEWC, IG, NI's transformers and WRNs
  '24c_lewc_cnn_settle': dict(paper="Table 1's ResNet-20 ×32 and VGG-11 ×16 rows in looks of 4 and 8 fresh pairs, 100 epochs, full data (+ the width ladder's narrower rungs, ¼ and ½ of those widths with 4 pairs each: not priced)", cpu_h=9.0),
  '24d_lewc_vgg_second': dict(paper="24c's second run for VGG-11 ×16's weight-matched accuracy: looks of 4 and 8 fresh pairs, 100 epochs, full data (its pairs kept in claims/evidence/)", cpu_h=5.5),
  '24e_lewc_wd_width': dict(paper="LEWC Fig. 23's width trend of weight decay's effect: replicates of a pair with decay 0 and 3e-3 at widths 512, 2048 and 8192, 100 epochs, full data, looks of 12 and 24 (its results kept in claims/evidence/)", cpu_h=3.5),
+ '24f_lewc_cnn_bn': dict(paper="24's Table 1 CNNs at ResNet-20 ×32 and VGG-11 ×16 (24's models, 6 seeds), matched with and without the batch-norm statistics scored", cpu_h=0.5),
  '25_ig_stitching': dict(paper='Myrtle width 64, 64 models, 50 epochs, 32 stitching pairs; ResNet-20, 32 models, 50 epochs', cpu_h=2.0),
  '25a_ig_stitch_ladder': dict(paper='Myrtle base widths 16–128, 16 pairs per width, 50 epochs, full data (the ladder of IG Fig. 13)', cpu_h=1.5),
  '25b_ig_leaky_ladder': dict(paper='slope-1 LeakyReLU ResNet-20 ×1 trained 10, 25 and 50 epochs, 4 pairs each, full data (the ladder of IG Fig. 8)', cpu_h=1.0),
@@ -89,6 +90,7 @@ PAPER_TRAINING = {  # notebook → [(recipe, model-epochs at the paper scale)]; 
  '20d_ni_syre_aligned': [('ni_wresnet20x8', 2 * 2 * 16 * 100)],                                # at most: 8 + 8 fresh pairs of 2 kinds (the standard ones 20c's where it ran)
  '24_lewc_width': [('lewc_mlp512', 36 * 100), ('lewc_mlp1024', 6 * 100), ('lewc_mlp2048', 36 * 100), ('lewc_mlp4096', 6 * 100),
                    ('lewc_mlp8192', 36 * 100), ('lewc_resnet20x32', 6 * 100), ('lewc_vgg11x16', 6 * 100)],   # 6 seeds; + skip / bn (F.11) and 3 decays at 512, 2048, 8192
+ '24f_lewc_cnn_bn': [('lewc_resnet20x32', 6 * 100), ('lewc_vgg11x16', 6 * 100)],                     # 24's CNNs (shared where 24 ran; its narrower rungs not priced)
  '24b_lewc_skip_settle': [('lewc_mlp8192', 2 * 2 * 33 * 100)],                                 # at most: 33 pairs of plain and of skip MLPs (settle_max)
  '24c_lewc_cnn_settle': [('lewc_resnet20x32', 2 * 8 * 100), ('lewc_vgg11x16', 2 * 8 * 100)],        # at most: 8 fresh pairs per network (none of 24's models)
  '24d_lewc_vgg_second': [('lewc_vgg11x16', 2 * 8 * 100)],                                      # at most: 8 fresh pairs of the second run
@@ -151,6 +153,28 @@ def plan_markdown()->str:
     total = sum(th.get(k, REPRODUCTIONS[k].get('gpu_h', 0)) for k in REPRODUCTIONS)
     return '\n'.join(L) + (f"\n\nAll: ≈ {total:.0f} GPU hours of training on one {GPU_MEASURED_ON}; matching, λ paths and stitching fits "
                             "come on top (not measured). See above.")
+
+# %% ../nbs/12d_reproduce.ipynb #lcnn0002
+LEWC_CNN = dict(bs=500, lr=0.4, wd=3e-3, opt='sgd', schedule='cosine', warmup='linear', warmup_epochs=1, augment=True)   # LEWC B.1, as 24 trains its CNNs
+
+def lewc_cnn(arch:str, width:float, seed:int,
+             data, # the training data: `load_data('fashion-mnist', limit=limit)`
+             epochs:int, limit:int=None, # what the name hashes besides the recipe and the architecture
+             root=None, # the data cache root (`data_root`)
+            ):
+    "24's LEWC CNN of this seed, in eval mode: loaded from its cache name (`lewc_width/{arch}-x{width}-batch-e{epochs}-{key}-s{seed}`), or trained once and cached there."
+    from dataclasses import replace
+    from lmc_nb.archs import model_for
+    from lmc_nb.train import TrainConfig, init_model, train
+    from lmc_nb.checkpoint import recipe_key, cached_model
+    from lmc_nb.data import data_root
+    cfg, mc = TrainConfig(epochs=epochs, **LEWC_CNN), model_for(arch, (1, 28, 28), 10, width=width, norm='batch').config
+    name = f"{arch}-x{width:g}-{mc['norm']}-e{epochs}-{recipe_key(cfg, mc, limit)}-s{seed}"
+    def fit():
+        m = init_model(mc, seed); train(m, data, replace(cfg, seed=seed), progress=False, validate=False, channels_last=True); return m
+    m = cached_model(data_root(root) / 'lewc_width' / name, fit)
+    if m.config != mc: raise ValueError(f"{name}: cached model has another architecture than {mc}")
+    return m.eval()
 
 # %% ../nbs/12d_reproduce.ipynb #65b9d18b
 def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
