@@ -26,7 +26,7 @@ from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
            'align_pair', 'plot_align', 'align_markdown', 'write_align', 'run_align', 'planted_bytes', 'planted_row',
-           'planted_markdown', 'timm_model', 'timm_params', 'timm_smallest', 'planted_peak']
+           'planted_markdown', 'lively_row', 'timm_model', 'timm_params', 'timm_smallest', 'planted_peak']
 
 # %% ../nbs/12_align.ipynb #86f4f65f
 def load_factory(spec:str):
@@ -264,6 +264,14 @@ def planted_markdown(rows:list, coverage:bool=False)->str:
     return head + ''.join(f"| {r['model']} | {'pass' if r['ok'] else 'REFUSED: ' + r['reason']} | {r.get('groups', '')} | {r.get('units', '')} |{cov(r)} "
                           f"{r['check']:.1e} | {r.get('recovered', '')} | {r.get('fixed', '')} |\n" if 'check' in r else
                           f"| {r['model']} | REFUSED: {r['reason']} | | |{' |' if coverage else ''} | | |\n" for r in rows)
+
+# %% ../nbs/12_align.ipynb #l1vely07
+def lively_row(name:str, model:nn.Module, x, **kw)->dict:
+    "`planted_row` of a model at random initialisation (the tables): its zero matrices drawn first, its batch-norm statistics estimated on `x` too only if that check proves nothing (`lively`, `06h`); the row says which."
+    r = planted_row(name, lively(model, x, bn=False), x, **kw); how = 'zero matrices drawn'
+    if not r['ok'] and 'proves nothing' in r.get('reason', ''):
+        r = planted_row(name, lively(model, x), x, **kw); how += ', batch-norm statistics estimated'
+    return r | dict(lively=how)
 
 # %% ../nbs/12_align.ipynb #8241f42e
 def timm_model(name:str, **kw)->tuple:

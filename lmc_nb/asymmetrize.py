@@ -13,7 +13,7 @@ from .asym import asym_buffers, check_scheme, asym_layers, asym_tensors, AsymPar
 from .models import layer_seed
 from .nnutil import call_model, model_outputs
 from .perm import PermSpec, Axis, apply_perm
-from .autospec import auto_spec, trace_spaces, _spaces_to_groups, lively
+from .autospec import auto_spec, trace_spaces, _spaces_to_groups, lively_spec
 
 # %% auto #0
 __all__ = ['PARAM_FORMS', 'WIDER', 'LOUDER', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers',
@@ -189,7 +189,7 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
                )->nn.Module: # a copy whose `asymmetry` says what was made asymmetric, what was refused and (with `x` and `prove`) each group's proof
     "A copy of `model` whose linear and convolutional layers touched by a permutation group compute with $F + D\\odot W$ (NI eq. 1); parameters keep their names and shapes."
     _refuse(model, x, scheme, spec)
-    spec = auto_spec(lively(copy.deepcopy(model), x), x) if spec is None else spec   # derived on a lively copy: a model at init may have a zero head (06h)
+    spec = lively_spec(model, x) if spec is None else spec                 # derived on a lively copy: a model at init may have a zero head (06h)
     if scheme == 'sigma': return _sigma_model(model, x, spec, sigma_f, mask_seed, seeds, prove)
     targets, refused = asym_targets(model, spec)
     out, mods, layers = copy.deepcopy(model), dict(model.named_modules()), {}

@@ -26,7 +26,8 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'trace_spaces', 'spec_from_labels', 'feature_points', 'fixed_report',
-           'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy', 'trace_bytes', 'lively']
+           'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy', 'trace_bytes', 'lively',
+           'lively_spec']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
 def trace_spaces(model:nn.Module, x,
@@ -297,12 +298,14 @@ def trace_bytes(model:nn.Module, x)->int|None:
 
 # %% ../nbs/06h_autospec.ipynb #l1vely02
 @torch.no_grad()
-def lively(model:nn.Module, x, std:float=0.02, seed:int=0)->nn.Module:
+def lively(model:nn.Module, x, std:float=0.02, seed:int=0,
+           bn:bool=True, # also estimate the batch-norm statistics on `x` (can make a deep net at init ill-conditioned: `lively_spec` tries without first)
+          )->nn.Module:
     "`model` (changed in place) fit for a proof at random initialisation: weight matrices that are all zeros drawn from N(0, std²), batch-norm statistics estimated on `x`; in eval mode."
     gen = torch.Generator().manual_seed(seed)
     for p in model.parameters():
         if p.ndim >= 2 and not p.any(): p.copy_(torch.randn(p.shape, generator=gen).to(p) * std)
-    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats] if bn else []
     moms = [m.momentum for m in bns]
     try:
         for m in bns: m.reset_running_stats(); m.momentum = None                  # the cumulative average: one batch's statistics
@@ -312,3 +315,11 @@ def lively(model:nn.Module, x, std:float=0.02, seed:int=0)->nn.Module:
     finally:
         for m, mo in zip(bns, moms): m.momentum = mo
     return model.eval()
+
+# %% ../nbs/06h_autospec.ipynb #l1vely06
+def lively_spec(model:nn.Module, x, **kw)->AutoSpec:
+    "`auto_spec` of a model at random initialisation, on a `lively` copy: zero matrices drawn; batch-norm statistics estimated on `x` only if the check proves nothing without (`model` untouched)."
+    try: return auto_spec(lively(copy.deepcopy(model), x, bn=False), x, **kw)
+    except ValueError as e:
+        if 'proves nothing' not in str(e): raise
+    return auto_spec(lively(copy.deepcopy(model), x), x, **kw)

@@ -10,7 +10,7 @@ import torch
 from torch import nn, Tensor
 from .align import build_model
 from .asymmetrize import asymmetrize, alignment_spec
-from .autospec import auto_spec, lively
+from .autospec import auto_spec, lively_spec
 from .perm import PermSpec
 from .match import align_weights
 from .act_match import align_activations
@@ -54,8 +54,7 @@ def _spec(key:str)->PermSpec:
     c = json.loads(key)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0); m = build_model(c['factory'], c['kwargs'])
-    x = example_input(c['in_shape'])
-    return auto_spec(lively(m, x), x)                                        # a fresh model: its head may start at zero (06h)
+    return lively_spec(m, example_input(c['in_shape']))                       # a fresh model: its head may start at zero (06h)
 
 def own_spec(mcfg:dict)->PermSpec:
     "The architecture's permutation spec (`auto_spec` of its dense model), derived once per process for each version of its code."
