@@ -13,7 +13,7 @@ import torch.nn.functional as Fn
 from torch.func import functional_call
 from .data import Data, Loader
 from .asym import asym_layers, dense_twin
-from .weights import Weights, effective_state_dict, check_compatible, model_of
+from .weights import effective_state_dict, check_compatible
 from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device, load_weights
