@@ -21,7 +21,7 @@ from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
 from .match import weight_matching
 from .act_match import activation_matching
 from .merge import repair_curve
-from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively
+from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively, in_float64, F32_RTOL
 
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
@@ -233,6 +233,7 @@ def planted_bytes(model:nn.Module)->int:
 # %% ../nbs/12_align.ipynb #3e7ca0fb
 def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
+                rtol:float=None, # the proof's tolerance (default: `check_spec`'s, from the output dtype)
                )->dict:
     "Spec derived and proved on `x`, planted permutations recovered exactly by weight matching — or the one-line reason why not."
     model.eval(); ram = ram or ram_bytes()
@@ -242,7 +243,7 @@ def planted_row(name:str, model:nn.Module, x,
     if need > 0.9 * ram: return dict(model=name, ok=False, reason=f"not run on this machine: its planted check needs about {need / 2 ** 30:.0f} GiB "
                                                                  f"({'weights and activations' if acts and not fake else 'weights'}), {ram / 2 ** 30:.0f} GiB here")
     t0 = time.time()
-    try: spec = auto_spec(model, x, fake=fake)
+    try: spec = auto_spec(model, x, fake=fake, rtol=rtol)
     except Exception as e: return dict(model=name, ok=False, reason=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")
     t1 = time.time()
     sd = {k: v.detach() for k, v in model.state_dict().items()}
@@ -267,10 +268,10 @@ def planted_markdown(rows:list, coverage:bool=False)->str:
 
 # %% ../nbs/12_align.ipynb #l1vely07
 def lively_row(name:str, model:nn.Module, x, **kw)->dict:
-    "`planted_row` of a model at random initialisation (the tables): its zero matrices drawn first, its batch-norm statistics estimated on `x` too only if that check proves nothing (`lively`, `06h`); the row says which."
+    "`planted_row` of a model at random initialisation (the tables; `model` is changed): its zero matrices drawn first, its batch-norm statistics estimated on `x` too only if that check proves nothing, and then proved in float64 at float32's tolerance (`lively`, `in_float64`, `06h`); the row says which."
     r = planted_row(name, lively(model, x, bn=False), x, **kw); how = 'zero matrices drawn'
     if not r['ok'] and 'proves nothing' in r.get('reason', ''):
-        r = planted_row(name, lively(model, x), x, **kw); how += ', batch-norm statistics estimated'
+        r = planted_row(name, *in_float64(lively(model, x), x), **dict(rtol=F32_RTOL) | kw); how += ', batch-norm statistics estimated, proved in float64'
     return r | dict(lively=how)
 
 # %% ../nbs/12_align.ipynb #8241f42e
