@@ -9,7 +9,7 @@ from torch import nn
 from .data import load_data, data_root
 from .train import TrainConfig, init_model, train
 from .asym import dense_twin, AsymConv2d, AsymLinear
-from .autospec import auto_spec
+from .autospec import auto_spec, lively_spec
 from .perm import random_perms, apply_perm
 from .weights import effective_state_dict
 from .nnutil import load_weights
@@ -94,7 +94,7 @@ def planted_state(spec, sd:dict, seed:int=1, noise:float=0.1, noise_seed:int=Non
 def planted_pair(name:str, noise:float=0.1, seed:int=1)->tuple:
     "(A with its derived spec attached, B = A with every group permuted at random plus noise × each tensor's std, example input, the planted permutations)."
     A, x = _big_model(name, 0)
-    spec = auto_spec(A, x); spec.attach(A)
+    spec = lively_spec(A, x); spec.attach(A)                                  # proved on a lively copy: torchvision's ViT starts with a zero head (06h)
     sb, pi = planted_state(spec, effective_state_dict(A), seed, noise)
     B, _ = _big_model(name, 0)
     load_weights(B, sb)

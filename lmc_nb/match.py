@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_match.ipynb #6f9d6595
 from __future__ import annotations
-import math, warnings
+import math, threading, warnings
 from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
@@ -12,7 +12,7 @@ from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
 from fastcore.basics import patch
-from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
+from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm, COLD_LAPJV
 from .weights import Weights, effective_state_dict, check_compatible
 
 # %% auto #0
@@ -96,7 +96,14 @@ class _Scores:
         self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
         self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
         self.keeps = _kept_groups(self, keep * sum(t.numel() * t.element_size() for t in self.A.values()))
+        self._scratch = threading.local()                                     # each solving thread's float64 scratch for `hungarian_warm`
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
+    def scratch(self, n:int)->Tensor:
+        "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
+        if self.solver == 'scipy' or n < COLD_LAPJV: return None
+        b = getattr(self._scratch, 'buf', None)
+        if b is None or b.numel() < n * n: b = self._scratch.buf = torch.empty(n * n, dtype=torch.float64)
+        return b
 
 def _kept_groups(m:_Scores, budget:float)->set:
     "The groups whose whole score is kept between solves, within `budget` bytes: those whose recomputation costs most per byte kept (Σ entry widths / n) first."
@@ -147,13 +154,11 @@ def assign(self:_Scores, g, p:Tensor):
 
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
-    "(h, columns per unit) if entry (g, e)'s columns are the units of one other group h in blocks of consecutive columns, else None."
+    "(h, columns per unit, h's axis) if entry (g, e)'s columns are the units of one other group h in blocks of consecutive columns, else None."
     if len(others) != 1 or others[0] == g or e.view is not None or e.span is not None: return None
     h = others[0]; f = next(f for k, f in bt[e.tensor] if k == h)
     if f.view is not None or f.span is not None or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
-    return h, width // sizes[h]
-
-def _columns(units:Tensor, bs:int)->Tensor: return units if bs == 1 else (units[:, None] * bs + torch.arange(bs, device=units.device)).flatten()
+    return h, width // sizes[h], f.axis
 
 # %% ../nbs/06a_match.ipynb #9e978e7e
 @patch
@@ -162,14 +167,14 @@ def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->bool:
     ref = self.ref[g, e]
     if all(ref[h] is self.perms[h] for h in ref): return False
     t, blk = e.tensor, self.block[g, e]
-    Af, Bf = e.to_front(self.A[t]), e.to_front(self.Bp[t])
-    if blk is not None:                                                       # the moved units' columns only
-        (h, bs), old, new = blk, ref[blk[0]], self.perms[blk[0]]
-        moved = torch.nonzero(old != new).flatten()
-        cn, co = _columns(moved, bs), _columns(invert_perm(new)[old[moved]], bs)   # where the moved units' old columns are now
-        D = (Bf[:, cn] - Bf[:, co])[inv]; Af = Af[:, cn]
+    if blk is not None:                                                       # the moved units' columns only: sliced along h's own axis
+        (h, _, ax), old, new = blk, ref[blk[0]], self.perms[blk[0]]           # first, so `to_front` copies only them (a conv's input axis
+        moved = torch.nonzero(old != new).flatten()                           # otherwise copies the whole tensor, twice)
+        Bt = self.Bp[t]
+        D = e.to_front(Bt.index_select(ax, moved) - Bt.index_select(ax, invert_perm(new)[old[moved]]))[inv]   # minus where their old columns are now
+        Af = e.to_front(self.A[t].index_select(ax, moved))
     else:                                                                     # B's tensor as the kept score saw it: each changed axis put back
-        Bold = self.Bp[t]
+        Af, Bf, Bold = e.to_front(self.A[t]), e.to_front(self.Bp[t]), self.Bp[t]
         for h, f in self.axes[g, e]:
             if ref[h] is not self.perms[h]: Bold = f.permute(Bold, invert_perm(self.perms[h])[ref[h]])
         D = (Bf - e.to_front(Bold))[inv]
@@ -187,7 +192,7 @@ def _greedy(m:_Scores, threads:int=2, products:bool=True)->dict:
         return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known | own.get((g, e), set())) / sum(m.width[g, e] for e in m.spec.groups[g])
     def solve(g):
         if g in sibs: return _block_pick(m, g, sibs[g], set(m.sizes) - known), None
-        return hungarian_warm(m.score(g, known), solver=m.solver)
+        return hungarian_warm(m.score(g, known), solver=m.solver, buf=m.scratch(m.sizes[g]))
     with ThreadPoolExecutor(max(1, threads)) as pool:
         while len(known) < len(m.sizes):
             frac = {h: determined(h) for h in m.sizes if h not in known}; top, batch = max(frac.values()), []
@@ -214,7 +219,7 @@ def _descend(m:_Scores, max_iter:int, seed:int, tol:float=0., threads:int=2, sol
     gen, names, solved = torch.Generator().manual_seed(seed), list(m.sizes), dict(solved or {})   # group → its inputs when last solved
     tensors = {g: {e.tensor for e in m.spec.groups[g]} for g in names}
     obj = sum(float(torch.dot(m.A[k].flatten(), m.Bp[k].flatten())) for k in m.Bp) if tol else 0.   # a scale for tol, kept current by adding the gains
-    def solve(g): S = m.score(g); p, v = hungarian_warm(S, m.duals.get(g), m.perms[g], m.solver); return S, p.to(m.dev), v
+    def solve(g): S = m.score(g); p, v = hungarian_warm(S, m.duals.get(g), m.perms[g], m.solver, m.scratch(m.sizes[g])); return S, p.to(m.dev), v
     with ThreadPoolExecutor(max(1, threads)) as pool:
         for _ in range(max_iter):
             gain = 0.
