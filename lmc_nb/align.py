@@ -21,7 +21,7 @@ from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm
 from .match import weight_matching
 from .act_match import activation_matching
 from .merge import repair_curve
-from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively, in_float64, F32_RTOL
+from .autospec import auto_spec, trace_bytes, ram_bytes, FAKE_ABOVE, lively, in_float64, F64_RTOL
 
 # %% auto #0
 __all__ = ['METHODS', 'PLANTED_PEAK', 'load_factory', 'build_model', 'read_state', 'load_into', 'with_channels', 'check_takes',
@@ -268,10 +268,10 @@ def planted_markdown(rows:list, coverage:bool=False)->str:
 
 # %% ../nbs/12_align.ipynb #l1vely07
 def lively_row(name:str, model:nn.Module, x, **kw)->dict:
-    "`planted_row` of a model at random initialisation (the tables; `model` is changed): its zero matrices drawn first, its batch-norm statistics estimated on `x` too only if that check proves nothing, and then proved in float64 at float32's tolerance (`lively`, `in_float64`, `06h`); the row says which."
+    "`planted_row` of a model at random initialisation (the tables; `model` is changed): its zero matrices drawn first, its batch-norm statistics estimated on `x` too only if that check proves nothing, and then proved in float64 at `F64_RTOL` (`lively`, `in_float64`, `06h`); the row says which."
     r = planted_row(name, lively(model, x, bn=False), x, **kw); how = 'zero matrices drawn'
     if not r['ok'] and 'proves nothing' in r.get('reason', ''):
-        r = planted_row(name, *in_float64(lively(model, x), x), **dict(rtol=F32_RTOL) | kw); how += ', batch-norm statistics estimated, proved in float64'
+        r = planted_row(name, *in_float64(lively(model, x), x), **dict(rtol=F64_RTOL) | kw); how += ', batch-norm statistics estimated, proved in float64'
     return r | dict(lively=how)
 
 # %% ../nbs/12_align.ipynb #8241f42e

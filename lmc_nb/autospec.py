@@ -25,7 +25,7 @@ from .layer_rules import *
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F32_RTOL', 'trace_spaces', 'spec_from_labels', 'feature_points',
+__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F64_RTOL', 'trace_spaces', 'spec_from_labels', 'feature_points',
            'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy',
            'trace_bytes', 'lively', 'in_float64', 'lively_spec']
 
@@ -317,15 +317,15 @@ def lively(model:nn.Module, x, std:float=0.02, seed:int=0,
     return model.eval()
 
 # %% ../nbs/06h_autospec.ipynb #l1vely06
-F32_RTOL = 1e3 * torch.finfo(torch.float32).eps   # check_spec's default tolerance in float32 (1.2e-4)
+F64_RTOL = 1e-9   # a float64 proof's tolerance: 10⁷ × its rounding (a chaotic net at init amplifies it 10⁴-fold), 10⁵ × below float32's (1.2e-4)
 
 def in_float64(model:nn.Module, x)->tuple:
     "(`model` in float64 (changed in place), `x` with its floating tensors in float64): a proof where rounding is 1e-16, for an ill-conditioned copy."
     return model.double(), tree_map(lambda t: t.double() if isinstance(t, Tensor) and t.is_floating_point() else t, x)
 
 def lively_spec(model:nn.Module, x, **kw)->AutoSpec:
-    "`auto_spec` of a model at random initialisation, on a `lively` copy: zero matrices drawn; batch-norm statistics estimated on `x` only if the check proves nothing without, and then proved in float64 at float32's tolerance (`model` untouched)."
+    "`auto_spec` of a model at random initialisation, on a `lively` copy: zero matrices drawn; batch-norm statistics estimated on `x` only if the check proves nothing without, and then proved in float64 at `F64_RTOL` (`model` untouched)."
     try: return auto_spec(lively(copy.deepcopy(model), x, bn=False), x, **kw)
     except ValueError as e:
         if 'proves nothing' not in str(e): raise
-    return auto_spec(*in_float64(lively(copy.deepcopy(model), x), x), **dict(rtol=F32_RTOL) | kw)
+    return auto_spec(*in_float64(lively(copy.deepcopy(model), x), x), **dict(rtol=F64_RTOL) | kw)
