@@ -173,7 +173,14 @@ def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None
 
 
 # %% ../nbs/12a_bench.ipynb #90339cb7
-def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True, planted:dict=None)->dict:
+def _spec_seconds(A:nn.Module, x)->float:
+    "Seconds `auto_spec` takes to derive and prove A's spec on `x` (the part of our matching the lines' `ours_s` leaves out: the peer's time includes its own tracing)."
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore'); t = time.perf_counter(); auto_spec(A, x, strict=False); return time.perf_counter() - t
+
+def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True, planted:dict=None,
+                derived:bool=False, # the spec is derived (torchvision, Hugging Face): the line also gives auto_spec's time and the ratio with it counted
+               )->dict:
     "One benchmark line: ours against the peer (if installed) and the reference loop; ours also with scipy's solver when lapjv is the default."
     spec, sa, sb = PermSpec.of(A), effective_state_dict(A), effective_state_dict(B)
     peer = _rebasin_peer(A, B, spec, x)
@@ -188,8 +195,10 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, re
     base = peer.get('rebasin_s', t_r)
     if base is None: raise ValueError(f"bench_match {name}: no baseline (the peer did not run: {peer.get('rebasin')}; the reference loop was left out)")
     ref = dict(reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2)) if reference else dict(reference='left out (too slow at this size)')
+    sp = {}
+    if derived: t_sp = _spec_seconds(A, x[:2]); sp = dict(spec_s=round(t_sp, 3), ratio_with_spec=round(base / (t_o + t_sp), 2))
     return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', solver=lap_backend(), repeat=repeat,
-                       objective=round(oo, 4), **found, **scipy, **peer, **ref, **match_peak(spec, sa, sb, tol))
+                       objective=round(oo, 4), **found, **scipy, **peer, **ref, **sp, **match_peak(spec, sa, sb, tol))
 
 # %% ../nbs/12a_bench.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
@@ -205,11 +214,11 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
         try: import torchvision   # noqa: F401
         except Exception as e: yield dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})'); continue
         A, B = trained_tv_pair(name, root, progress=False)
-        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol)
+        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol, derived=True)
     for name in () if quick else PLANTED_BIG:              # large models at random initialisation, a permutation planted (12_bench_pairs)
         try: A, B, x, pi = planted_pair(name)
         except ImportError as e: yield dict(name=f'match_{name}_planted', not_run=f'needs {e.name}'); continue
-        yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi)
+        yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi, derived=True)
     A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
     sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
     t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)

@@ -65,13 +65,15 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
 
 # %% ../nbs/06a_match.ipynb #266afe13
 def _flush_tiny(t:Tensor, name:str)->Tensor:
-    "`t` with entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals."
+    "`t` with nonzero entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals (`t` itself where it has none)."
     if t.numel() < 4096:                                                  # too small for subnormal products to cost anything
         if not torch.isfinite(t).all(): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
         return t
     a = t.abs(); mx = a.max()                                             # NaN if any entry is NaN
     if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
-    tiny = a < torch.finfo(t.dtype).eps ** 2 * mx
+    thr = torch.finfo(t.dtype).eps ** 2 * mx
+    if not a.min() < thr: return t                                        # the common case, in one more pass: nothing tiny
+    tiny = (a < thr) & (a > 0)                                            # exact zeros are no subnormals: left, and `t` not copied for them
     return t.masked_fill(tiny, 0) if tiny.any() else t
 
 # %% ../nbs/06a_match.ipynb #5fc13c26
