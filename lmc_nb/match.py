@@ -14,7 +14,7 @@ from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
 from fastcore.basics import patch
-from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm, COLD_LAPJV
+from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
 from .weights import Weights, effective_state_dict, check_compatible
 
 # %% auto #0
@@ -104,7 +104,7 @@ class _Scores:
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
     def scratch(self, n:int)->Tensor:
         "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
-        if self.solver == 'scipy' or n < COLD_LAPJV: return None
+        if self.solver == 'scipy': return None
         b = getattr(self._scratch, 'buf', None)
         if b is None or b.numel() < n * n: b = self._scratch.buf = torch.empty(n * n, dtype=torch.float64)
         return b

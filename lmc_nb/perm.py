@@ -207,9 +207,12 @@ def refuse_vacuous(control:float, rtol:float, who:str='the model'):
                          "to zero? activations vanishing at initialisation?); check weights and inputs whose outputs do depend on them")
 
 # %% ../nbs/06_perm.ipynb #b2d7498e
+def _check_square(S:Tensor, who:str):
+    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"{who}: need a square score matrix, got shape {tuple(S.shape)}")
+
 def _check_scores(S:Tensor, who:str)->np.ndarray:
     "S as a float64 numpy matrix, or a clear error if it is not square and finite."
-    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"{who}: need a square score matrix, got shape {tuple(S.shape)}")
+    _check_square(S, who)
     if not torch.isfinite(S).all(): raise ValueError(f"{who}: the score matrix has non-finite entries (non-finite weights?)")
     return S.detach().cpu().double().numpy()
 
@@ -283,7 +286,7 @@ def hungarian_warm(S:Tensor, # (n, n) scores
     "Exact linear assignment started from the dual of a similar earlier problem (LAPJV on reduced costs, eq. LP duality)."
     if lap_backend(solver) == 'scipy' or (v is None and len(S) < COLD_LAPJV): return hungarian(S, guess), None
     S = torch.as_tensor(S).detach().cpu(); n = len(S)                         # in its own dtype: C below is made in float64 in one pass
-    if S.ndim != 2 or S.shape[0] != S.shape[1]: raise ValueError(f"hungarian_warm: need a square score matrix, got shape {tuple(S.shape)}")
+    _check_square(S, 'hungarian_warm')
     if v is not None and (np.shape(v) != (n,) or not np.isfinite(v).all()): raise ValueError(f"hungarian_warm: need {n} finite potentials")
     if n <= 1:                                                                # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
         _check_scores(S, 'hungarian_warm'); return torch.zeros(n, dtype=torch.long), np.zeros(n)
