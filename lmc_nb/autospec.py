@@ -6,7 +6,7 @@
 from __future__ import annotations
 import copy, logging, math, os, warnings
 from collections import Counter
-from contextlib import nullcontext
+from contextlib import nullcontext, contextmanager
 import torch
 from torch import nn, Tensor
 try: from torch._subclasses.fake_tensor import FakeTensorMode      # private (since torch 2.0): without it, tracing is real
@@ -25,11 +25,23 @@ from .layer_rules import *
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F64_RTOL', 'trace_spaces', 'spec_from_labels', 'feature_points',
-           'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes', 'fake_copy',
-           'trace_bytes', 'lively', 'in_float64', 'lively_spec']
+__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F64_RTOL', 'gathered_experts', 'trace_spaces', 'spec_from_labels',
+           'feature_points', 'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes',
+           'fake_copy', 'trace_bytes', 'lively', 'in_float64', 'lively_spec']
 
 # %% ../nbs/06h_autospec.ipynb #953cde34
+@contextmanager
+def gathered_experts(model:nn.Module):
+    "Hugging Face's mixtures of experts computed on their batched path while in this context: each token's experts' weights gathered by the router's indices (eq. 5 of `06g_layer_rules`), which the tracer follows, instead of tokens sorted into runs by expert (eq. 4), which it cannot; other models as they are."
+    get, put = getattr(model, 'get_experts_implementation', None), getattr(model, 'set_experts_implementation', None)
+    old = None
+    if get is not None and put is not None and getattr(model, '_can_set_experts_implementation', lambda: False)():
+        try: old = get(); put({k: 'batched_mm' for k in old})
+        except Exception: old = None                                          # an implementation it refuses: traced as it is
+    try: yield
+    finally:
+        if old is not None: put(old)
+
 def trace_spaces(model:nn.Module, x,
                  fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
                 )->tuple:
@@ -54,7 +66,7 @@ def trace_spaces(model:nn.Module, x,
         hooks.append(m.register_forward_hook(lambda m, a, o: (tr.where.pop(), None)[1]))
     was = model.training; model.eval()
     try:
-        with fm, torch.enable_grad(), warnings.catch_warnings(), tr:
+        with fm, torch.enable_grad(), warnings.catch_warnings(), gathered_experts(model), tr:
             warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')    # torch 2.14 warns when the flags are set
             with torch.backends.mkldnn.flags(enabled=False): out = call_model(model, x)
     finally:
@@ -157,10 +169,14 @@ def _first_fixed(ax:list):
                 if find(p).fixed: return find(p).fixed
     return None
 
-def coverage_report(tensors:dict, groups:dict, shapes:dict)->dict:
+def coverage_report(tensors:dict, groups:dict, shapes:dict,
+                    looked:set=None, # ids of the root spaces that indices looked up (`Tracer.looked`): a 3-D weight's axis 0 among them holds experts
+                   )->dict:
     "dict(permuted, units, fixed={reason: units}) over the output units (axis 0; each expert's axis 1 for stacked experts) of every weight with two or more axes that the outputs depend on, the model's inputs and outputs left out: how many a group moves (a head's dimensions move with their head), and why the others stay."
+    def experts(n):                                                           # addressed by offsets (eq. 4), or rows gathered by index (eq. 5)
+        return (_first_fixed(tensors[n][0]) or '').startswith(EXPERTS) or any(id(find(s)) in (looked or ()) for s in tensors[n][0])
     def out_axis(n):                                                          # stacked experts (E, out, in): each expert's axis 1
-        return 1 if len(shapes[n]) > 2 and (_first_fixed(tensors[n][0]) or '').startswith(EXPERTS) else 0
+        return 1 if len(shapes[n]) > 2 and experts(n) else 0
     moved = {}
     for es in groups.values():
         for e in es:
@@ -241,7 +257,7 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     keep = {g: es for g, es in groups.items() if g not in bad}
     fixed = fixed_report(tensors)
     if bad: fixed['dropped: not a symmetry on the example input'] = len(bad)
-    cov = coverage_report(tensors, keep, {k: tuple(v.shape) for k, v in twin.state_dict().items()})
+    cov = coverage_report(tensors, keep, {k: tuple(v.shape) for k, v in twin.state_dict().items()}, {id(find(s)) for s in tr.looked})
     if cov['permuted'] < 0.5 * cov['units']:                                  # most of the model fixed: say so, with the largest reasons
         top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
         warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "

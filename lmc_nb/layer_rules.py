@@ -8,8 +8,9 @@ import math
 import torch
 from torch import Tensor
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
-from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT
+from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, CARRY, LOOKUPS
 from .shape_rules import *
+from .shape_rules import _looked_up
 
 aten = torch.ops.aten
 
@@ -127,12 +128,15 @@ def _index_axes(T, its:list, shape:tuple)->list:
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has)."
     x, idx = args[0], args[1]; lx = T.label(x)
-    pos, its, at = [], [], 0
+    pos, its, at, named = [], [], 0, set()
     for t in idx:
         n = t.ndim if t is not None and t.dtype == torch.bool else 1
-        if t is not None: pos += range(at, at + n); its.append(t)
+        if t is not None:
+            pos += range(at, at + n); its.append(t)
+            if n == 1 and _looked_up(T, lx[at], t, x.shape[at]): named.add(at)   # indices naming the axis's units (eq. 5): it moves with them
         at += n
     for i in pos:
+        if i in named: continue
         for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
     k = out.ndim - (x.ndim - len(pos))
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
@@ -141,17 +145,21 @@ def r_index(T, func, args, kwargs, out):
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
     else: T.set(out, fresh(out.shape, f'index result ({T.op})'))
+    if T.values(x) is not None: T.set_values(out, T.values(x))                 # indices looked up are indices still
 
 def r_index_select(T, func, args, kwargs, out):
     x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
-    for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
+    if not _looked_up(T, lx[d], args[2], x.shape[d]):
+        for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
     lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
     T.set(out, lx)
+    if T.values(x) is not None: T.set_values(out, T.values(x))
 
 # %% ../nbs/06g_layer_rules.ipynb #99dc1dd5
 def r_embedding(T, func, args, kwargs, out):
     w, idx = args[0], args[1]; lw = T.label(w)
-    for s in lw[0]: fix(s, f'rows looked up by index ({T.op})')
+    if not _looked_up(T, lw[0], idx, w.shape[0]):                              # token ids: the vocabulary stays; chosen experts' ids: eq. (5)
+        for s in lw[0]: fix(s, f'rows looked up by index ({T.op})')
     T.set(out, _index_axes(T, [idx], idx.shape) + [lw[1]])
 
 def r_copy(T, func, args, kwargs, out):
@@ -230,6 +238,10 @@ for o in (aten.sum, aten.mean, aten.amax, aten.amin, aten.max, aten.min, aten.va
           aten.linalg_vector_norm, aten.norm, aten.prod, aten.any, aten.all, aten.argmax, aten.argmin):
     RULES[o] = r_reduce
 for o in (aten.sort, aten.topk, aten.cumsum, aten.cumprod, aten.cummax, aten.cummin, aten.flip): RULES[o] = r_order
+CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, aten.view_as, aten.reshape_as, aten.expand, aten.expand_as,   # indices
+              aten.permute, aten.transpose, aten.t, aten.squeeze, aten.unsqueeze, aten.select, aten.unbind, aten.slice, aten.split,   # moved,
+              aten.split_with_sizes, aten.unsafe_split, aten.unsafe_split_with_sizes})                                             # not changed
+LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather})   # their rules read indices' values (eq. 5)
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
 for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._adaptive_avg_pool2d, aten.adaptive_avg_pool2d,

@@ -14,12 +14,21 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'r_gather', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze', 'r_select',
-           'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax']
+           'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'value_space', 'r_order', 'r_softmax']
 
 # %% ../nbs/06f_shape_rules.ipynb #edd2b017
+def _looked_up(T, ax:list, idx, n:int)->bool:
+    "Indices whose values name the units of an axis of n units (a value space, eq. 5) look them up: the axis takes their space; False where they name none."
+    vs = T.values(idx)
+    if vs is None: return False
+    if find(vs).n != n: fix(vs, f'indices into an axis of another size ({T.op})'); return False
+    unify_axis([vs], ax, T.op); T.looked.append(vs); return True
+
 def r_gather(T, func, args, kwargs, out):
     x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; lx, li = T.label(x), T.label(idx)
-    for s in lx[d]: fix(s, f'a gathered axis ({T.op})')
+    if not _looked_up(T, lx[d], idx, x.shape[d]):
+        for s in lx[d]: fix(s, f'a gathered axis ({T.op})')
+    if T.values(x) is not None: T.set_values(out, T.values(x))                 # gathered indices are indices still
     for i in range(x.ndim):
         if i != d and x.shape[i] == idx.shape[i] and x.shape[i] != 1: unify_axis(lx[i], li[i], T.op)
     T.set(out, li)
@@ -176,14 +185,33 @@ def r_reduce(T, func, args, kwargs, out):
         elif o.ndim == len(keep): T.set(o, keep)
         else: T.set(o, fresh(o.shape, f'unexpected reduction shape ({T.op})'))
     if func.overloadpacket in (aten.max, aten.min, aten.argmax, aten.argmin, aten.kthvalue, aten.median):
+        if len(dims) == 1 and (len(outs) == 2 or func.overloadpacket in (aten.argmax, aten.argmin)) and x.ndim:   # along one axis, with the index
+            return _chosen(T, x, next(iter(dims)), outs, f'the one chosen ({T.op})')   # of the maximum: a choice (eq. 5)
         for d in dims:
             for s in lx[d]: fix(s, f'an order-dependent reduction ({T.op})')
 
 # %% ../nbs/06f_shape_rules.ipynb #ff179a33
+def value_space(T, ax:list, n:int)->Space:
+    "One space for an axis's units (its factors, if a reshape refined it, as the factors of one product): what indices along it name."
+    s = Space(n); unify_axis([s], ax, T.op); return s
+
+def _chosen(T, x, d:int, outs:list, why:str):
+    "The (values, indices) of a choice along x's axis d that does not depend on the axis's order: the values' axis d is new and fixed, the indices' values name x's units."
+    lx = list(T.label(x)); vs = value_space(T, lx[d], x.shape[d]) if x.shape[d] != 1 else None
+    for o in outs:
+        lo = list(lx)
+        if o.ndim == x.ndim: lo[d] = [Space(o.shape[d], why)] if o.shape[d] != 1 else []
+        else: lo = lx[:d] + lx[d + 1:]                                        # a reduction: the axis gone
+        T.set(o, lo)
+    if vs is not None and not torch.is_floating_point(outs[-1]): T.set_values(outs[-1], vs)
+    elif vs is not None: fix(vs, why)
+
 def r_order(T, func, args, kwargs, out):
-    "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed."
+    "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed — except the top k, a choice (eq. 5)."
     at = 2 if func.overloadpacket is aten.topk else 1                         # topk(x, k, dim): its second argument is k, not the axis
     x = args[0]; lx = list(T.label(x)); dims = args[at] if len(args) > at and isinstance(args[at], (int, list, tuple)) else kwargs.get('dims', kwargs.get('dim', -1))
+    if func.overloadpacket is aten.topk and (args[4] if len(args) > 4 else kwargs.get('sorted', True)) and x.ndim:   # sorted: by value, not by position
+        return _chosen(T, x, _dim(dims, x.ndim), _tensors(out), f'the k chosen, in order of their values ({T.op})')
     for d in [_dim(d, x.ndim) for d in ([dims] if isinstance(dims, int) else dims)]:
         for s in lx[d]: fix(s, f'an order-dependent op ({T.op})')
         lx[d] = [Space(x.shape[d], f'an order-dependent op ({T.op})')] if x.shape[d] != 1 else []

@@ -13,7 +13,7 @@ from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_s
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'RULES', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
+__all__ = ['aten', 'RULES', 'CARRY', 'LOOKUPS', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
 
 # %% ../nbs/06e_tracer.ipynb #b83fe1d3
 def _writes(func, args)->list:
@@ -33,6 +33,8 @@ class Tracer(TorchDispatchMode):
         self.calls = []   # (module name, its first input tensor) for every call of a leaf module with a matrix weight
         self.taken, self.untaken = [], []   # the parts of an axis some slice read, and the parts a slice left
         self.written = set()                # tensors an op writes in place (through views too)
+        self.vals = {}                      # id of an integer tensor → the space its *values* index (topk's indices: the axis they chose from)
+        self.looked = []                    # the value spaces a lookup unified with the axis it looked up (a stacked weight's experts)
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -44,6 +46,12 @@ class Tracer(TorchDispatchMode):
     def set(self, t:Tensor, lab:list):
         if id(t) not in self.lab: self.keep.append(t)
         self.lab[id(t)] = lab
+    def values(self, t:Tensor):
+        "The space `t`'s values index (a value space), or None."
+        return self.vals.get(id(t))
+    def set_values(self, t:Tensor, s:Space):
+        if id(t) not in self.lab: self.keep.append(t)
+        self.vals[id(t)] = s
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
@@ -71,6 +79,8 @@ class Tracer(TorchDispatchMode):
         for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
             for l in _sum_leaves(s):               # (a part left by one slice may be read, piece by piece, by others)
                 if id(l) not in read: fix(l, 'units the example input does not reach (a slice)')
+        for t in outputs:                          # indices the model returns name its units: those stay
+            if id(t) in self.vals: fix(self.vals[id(t)], 'indices in the model output')
     def apply(self, func, args, kwargs, out, where):
         self.op = f"{func} in {where or 'the model'}"
         ins = _tensors((args, kwargs))
@@ -90,7 +100,13 @@ class Tracer(TorchDispatchMode):
             else:
                 self.unknown[str(func)] = where
                 rule = r_unknown
+        held = [t for t in ins if id(t) in self.vals]
+        for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
+            p = func.overloadpacket                                          # depends on which units they name, so those stay
+            if p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0]): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
         rule(self, func, args, kwargs, out)
+        if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
+            for o in _tensors(out): self.set_values(o, self.vals[id(args[0])])
 
 # %% ../nbs/06e_tracer.ipynb #9c044621
 def _tensors(x): return [a for a in tree_flatten(x)[0] if isinstance(a, Tensor)]
@@ -137,6 +153,9 @@ def r_pointwise(T, func, args, kwargs, out):
     ol = _bcast(T, ts + [o for o in outs if id(o) in T.lab], outs[0])
     for o in outs:
         if o.shape == outs[0].shape: T.set(o, ol)
+
+CARRY = {aten.clone, aten.detach, aten.alias, aten._to_copy, aten.contiguous, aten.lift_fresh, aten.lift_fresh_copy, aten.to}   # ops that pass
+LOOKUPS = set()                     # indices' values through (copies here; views and slices: 06f); ops whose rules read them as indices (06g)
 
 def r_same(T, func, args, kwargs, out):
     "Output(s) carry the first input's spaces (an op equivariant under any permutation of any axis)."
