@@ -84,7 +84,8 @@ def _width(t:Tensor, e:Axis)->int:
 
 class _Scores:
     "Weight matching's state: B kept fully permuted by `perms`; each group's score kept as one matrix, updated where a permutation it depends on changed."
-    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto', keep:float=0.5):   # keep: kept scores' memory, × A's scored tensors
+    def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto', keep:float=0.5, more:float=1.5):   # kept scores' memory (× A's
+                                                                              # scored tensors): `keep` from the start, `more` with those kept once re-solved
         self.spec, self.sizes, bt = spec, spec.check(sa), spec.by_tensor()
         self.dev, self.solver, self.dtype = next(iter(sa.values())).device, lap_backend(solver), dtype
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
@@ -94,14 +95,28 @@ class _Scores:
         self.total, self.ref, self.updates = {}, {}, {}
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
+        self.Bp = {k: v.clone() if v is sb[k] else v for k, v in self.Bp.items()}   # ours: permuted in place from now on (see `assign`)
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
         self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}   # the tensor's other permuted axes
         self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
         self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
         self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
-        self.keeps = _kept_groups(self, keep * sum(t.numel() * t.element_size() for t in self.A.values()))
+        a_bytes = sum(t.numel() * t.element_size() for t in self.A.values())
+        self.keeps, self.seen = _kept_groups(self, keep * a_bytes), set()       # seen: groups whose score was computed whole at least once
+        self.kept_bytes, self.more = sum(self.score_bytes(g) for g in self.keeps), more * a_bytes
         self._scratch = threading.local()                                     # each solving thread's float64 scratch for `hungarian_warm`
+        self.picked = {}                                                      # block group → its state when last picked by eq. (product) on all entries
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
+    def state(self, g, sibs:list)->tuple:
+        "What a product move of block group g depends on besides its within-block siblings (which the move re-solves after it): its own and its other inputs' versions."
+        own = {h for _, hs in sibs for h in hs}
+        return self.version[g], tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e] if h not in own)
+    def score_bytes(self, g)->int: return self.sizes[g] ** 2 * torch.finfo(self.dtype).bits // 8
+    def promote(self, g)->bool:
+        "Keep g's score from now on if it is computed whole a second time (it is being re-solved, so likely again) and fits the budget `more`."
+        if g not in self.seen: self.seen.add(g); return False
+        if not any(self.others[g, e] for e in self.spec.groups[g]) or self.kept_bytes + self.score_bytes(g) > self.more: return False
+        self.keeps.add(g); self.kept_bytes += self.score_bytes(g); return True
     def scratch(self, n:int)->Tensor:
         "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
         if self.solver == 'scipy': return None
@@ -114,7 +129,7 @@ def _kept_groups(m:_Scores, budget:float)->set:
     cost = {g: sum(m.width[g, e] for e in es if m.others[g, e]) / m.sizes[g] for g, es in m.spec.groups.items()}
     out, used = set(), 0
     for g in sorted(cost, key=lambda g: -cost[g]):
-        b = m.sizes[g] ** 2 * torch.finfo(m.dtype).bits // 8
+        b = m.score_bytes(g)
         if cost[g] > 0 and used + b <= budget: out.add(g); used += b
     return out
 
@@ -141,7 +156,8 @@ def score(self:_Scores, g, known:set=None)->Tensor:
     if known is not None or g not in self.total or self.updates[g] >= 8:      # whole: first use, the greedy start, a score not kept, or after 8 updates (rounding)
         es = [e for e in live if known is None or set(self.others[g, e]) <= known]
         S = self.whole(g, es, inv)
-        if len(es) == len(live) and g in self.keeps:                          # kept: later solves update it
+        if len(es) < len(live): self.seen.add(g)                              # the greedy start's partial score counts as a first computation
+        elif g in self.keeps or self.promote(g):                              # kept: later solves update it
             self.total[g], self.updates[g] = S, 0
             for e in live: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
         return S
@@ -150,9 +166,9 @@ def score(self:_Scores, g, known:set=None)->Tensor:
 
 @patch
 def assign(self:_Scores, g, p:Tensor):
-    "Set group g's permutation to `p`, re-permuting its tensors of B once."
+    "Set group g's permutation to `p`, re-permuting its tensors of B once, in place: each keeps its memory, so the heap does not fill with freed blocks of every size (a fresh tensor per move took a ResNet-50's peak from 2.5× to 3.5× its weights)."
     rel = invert_perm(self.perms[g])[p]
-    for e in self.spec.groups[g]: self.Bp[e.tensor] = e.permute(self.Bp[e.tensor], rel)
+    for e in self.spec.groups[g]: t = self.Bp[e.tensor]; t.copy_(e.permute(t, rel))
     self.perms[g] = p; self.version[g] += 1
 
 
@@ -209,6 +225,7 @@ def _greedy(m:_Scores, threads:int=1, products:bool=True)->dict:
             for g, (p, v) in zip(batch, pool.map(solve, batch) if len(batch) > 1 else map(solve, batch)):
                 m.duals[g] = v; m.assign(g, p.to(m.dev))
                 if top == 1 and g not in sibs: done[g] = m.inputs(g)          # solved on its whole score: the descent need not repeat it
+                if top == 1 and g in sibs: m.picked[g] = m.state(g, sibs[g])  # picked by eq. (product) on all its entries: a product move repeats it
             known.update(batch)
     return done
 
@@ -283,12 +300,14 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
         Af = front(e.to_front(m.A[e.tensor]))
         Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)]   # B's own order on blocks and inner subs
         key = (hs, e.view[e.sub + 1:])                                        # entries whose inner subs differ in size (a query and its gate beside
-        M[key] = M.get(key, 0) + torch.einsum('air,bjr->aibj', Af, Bf)        # an output of half the size) are relaxed apart
+        M[key] = M.get(key, 0) + (Af.reshape(G * c, -1) @ Bf.reshape(G * c, -1).T).view(G, c, G, c)   # einsum('air,bjr->aibj'): one product        # an output of half the size) are relaxed apart
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
 
 # %% ../nbs/06a_match.ipynb #9ff6c8dd
 def _product_move(m:_Scores, g, sibs:list)->float:
     "Solve block group g by eq. (product), then each sibling on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
+    if m.picked.get(g) == m.state(g, sibs): return 0.                         # nothing its pick reads moved since: it picks the same, and the
+                                                                              # siblings, optimal given the rest (the descent converged), stay
     groups = [g] + sorted({h for _, hs in sibs for h in hs if h is not None})
     touched = {e.tensor for k in groups for e in m.spec.groups[k]}
     obj = lambda: sum(float(torch.dot(m.A[t].flatten().double(), m.Bp[t].flatten().double())) for t in touched)
@@ -296,9 +315,10 @@ def _product_move(m:_Scores, g, sibs:list)->float:
     m.assign(g, _block_pick(m, g, sibs, set()).to(m.dev))
     for h in groups[1:]: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
     gain = obj() - before
-    if gain > 1e-9 * max(abs(before), 1): return gain
-    for k, p in old.items(): m.assign(k, p)                                   # not better: undo
-    return 0.
+    if not gain > 1e-9 * max(abs(before), 1):
+        for k, p in old.items(): m.assign(k, p)                               # not better: undo
+        gain = 0.
+    m.picked[g] = m.state(g, sibs); return gain
 
 def _product_moves(m:_Scores)->bool:
     "One product move per block group; True if any raised the objective."

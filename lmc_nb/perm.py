@@ -274,6 +274,12 @@ def _lapjv32(S:Tensor)->np.ndarray|None:
     v = _lapjv(c32)[2][2].astype(np.float64) if np.isfinite(c32).all() else None
     return v if v is not None and np.isfinite(v).all() else None
 
+def _row_best(S:Tensor)->Tensor|None:
+    "Every row's best column, where those are all different (then optimal: no assignment beats each row's maximum); None where two rows share theirs or S is not finite."
+    hi, p = S.max(1)                                                          # one pass (+inf and NaN show in the maxima)
+    if not torch.isfinite(hi).all() or torch.bincount(p, minlength=len(S)).max() > 1: return None
+    return p
+
 # %% ../nbs/06_perm.ipynb #89477d2e
 COLD_LAPJV = 128   # cold starts below this size go to scipy (as fast there, and no float32 rounding to fear; see above)
 
@@ -290,6 +296,7 @@ def hungarian_warm(S:Tensor, # (n, n) scores
     if v is not None and (np.shape(v) != (n,) or not np.isfinite(v).all()): raise ValueError(f"hungarian_warm: need {n} finite potentials")
     if n <= 1:                                                                # (lapjv's duals of a 1 × 1 problem are ±DBL_MAX)
         _check_scores(S, 'hungarian_warm'); return torch.zeros(n, dtype=torch.long), np.zeros(n)
+    if v is None and (p := _row_best(S)) is not None: return p, None          # a cold start whose rows' best columns differ: solved (eq. row best)
     if v is None and (v := _lapjv32(S)) is None: return hungarian(S, guess), None   # never float64 LAPJV from zero potentials (seconds); scipy refuses non-finite S
     big = buf is not None and buf.dtype == torch.float64 and buf.is_contiguous() and buf.numel() >= n * n
     C = buf.view(-1)[:n * n].view(n, n) if big else torch.empty(n, n, dtype=torch.float64)
