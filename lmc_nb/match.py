@@ -91,7 +91,7 @@ class _Scores:
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
         self.version, self.duals = {g: 0 for g in self.sizes}, {}              # version: bumped when a permutation changes; duals: warm starts
         # total: g → its (n, n) score in `dtype`, columns in B's own unit order; ref: (g, e) → {h: π_h} that score holds entry e at;
-        # updates: g → updates since the score was computed whole
+        # updates: g → columns its updates re-multiplied since the score was computed whole
         self.total, self.ref, self.updates = {}, {}, {}
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
@@ -153,7 +153,8 @@ def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
 def score(self:_Scores, g, known:set=None)->Tensor:
     "Group g's (n, n) scores (in `dtype`; not to be changed in place), columns in B's own unit order; with `known`: only entries whose other axes are all in it."
     inv, live = invert_perm(self.perms[g]), [e for e in self.spec.groups[g] if self.others[g, e]]
-    if known is not None or g not in self.total or self.updates[g] >= 8:      # whole: first use, the greedy start, a score not kept, or after 8 updates (rounding)
+    if known is not None or g not in self.total or self.updates[g] >= sum(self.width[g, e] for e in live):   # whole: first use, the greedy start, a
+                                                                              # score not kept, or once updates re-multiplied its width (rounding)
         es = [e for e in live if known is None or set(self.others[g, e]) <= known]
         S = self.whole(g, es, inv)
         if len(es) < len(live): self.seen.add(g)                              # the greedy start's partial score counts as a first computation
@@ -161,7 +162,7 @@ def score(self:_Scores, g, known:set=None)->Tensor:
             self.total[g], self.updates[g] = S, 0
             for e in live: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
         return S
-    if sum(self._refresh(g, e, inv) for e in live): self.updates[g] += 1
+    self.updates[g] += sum(self._refresh(g, e, inv) for e in live)
     return self.total[g]
 
 @patch
@@ -182,10 +183,10 @@ def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|
 
 # %% ../nbs/06a_match.ipynb #9e978e7e
 @patch
-def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->bool:
-    "Bring entry (g, e)'s share of g's kept score up to date with its other groups' permutations by eq. (delta); False if none changed."
+def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->int:
+    "Bring entry (g, e)'s share of g's kept score up to date with its other groups' permutations by eq. (delta): the columns re-multiplied (0 if none changed)."
     ref = self.ref[g, e]
-    if all(ref[h] is self.perms[h] for h in ref): return False
+    if all(ref[h] is self.perms[h] for h in ref): return 0
     t, blk = e.tensor, self.block[g, e]
     if blk is not None:                                                       # the moved units' columns only: sliced along h's own axis
         (h, _, ax), old, new = blk, ref[blk[0]], self.perms[blk[0]]           # first, so `to_front` copies only them (a conv's input axis
@@ -199,7 +200,7 @@ def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->bool:
             if ref[h] is not self.perms[h]: Bold = f.permute(Bold, invert_perm(self.perms[h])[ref[h]])
         D = (Bf - e.to_front(Bold))[inv]
     self.total[g].addmm_(Af, D.T); self.ref[g, e] = {h: self.perms[h] for h in ref}
-    return True
+    return Af.shape[1]
 
 
 # %% ../nbs/06a_match.ipynb #b02d10d6
