@@ -21,7 +21,7 @@ from .data import Loader
 from .asym import dense_twin, AsymConv2d, AsymLinear
 from .perm import PermSpec, apply_perm, random_perms, invert_perm, lap_backend
 from .match import weight_matching, weight_matching_reference, match_objective
-from .autospec import auto_spec
+from .autospec import auto_spec, ram_bytes
 import numpy as np
 from .lewc import peak_memory_growth
 from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair, planted_state
@@ -122,8 +122,20 @@ def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
 
 # %% ../nbs/12a_bench.ipynb #231a6cfd
-def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1)->dict:
+def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1,
+                  cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a forked child held to that (None: in this process)
+                 )->dict:
     "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
+    import multiprocessing as mp, resource
+    if cap is not None and 'fork' in mp.get_all_start_methods():             # GPT-2 small: its path enumeration took over 14 GiB before
+        ctx = mp.get_context('fork'); q = ctx.SimpleQueue()                  # matching anything; a killed child costs nothing here
+        def child():
+            data = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmData'))
+            lim = data + int(cap * ram_bytes()); resource.setrlimit(resource.RLIMIT_DATA, (lim, lim))
+            try: q.put(_rebasin_peer(A, B, spec, x, repeat, cap=None))
+            except MemoryError: q.put(dict(rebasin=f'failed: out of memory (over {cap * ram_bytes() / 2 ** 30:.0f} GiB more)'))
+        proc = ctx.Process(target=child); proc.start(); proc.join()
+        return q.get() if not q.empty() else dict(rebasin=f'failed: its process ended with code {proc.exitcode} (out of memory at {cap * ram_bytes() / 2 ** 30:.0f} GiB more?)')
     try: from rebasin import PermutationCoordinateDescent
     except ImportError: return dict(rebasin='not installed (pip install rebasin)')
     best = float('inf')
@@ -134,7 +146,10 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
             torch.manual_seed(0)                                                  # its visiting order uses the global RNG
             t = time.perf_counter()
             try: PermutationCoordinateDescent(At, Bt, x[:1]).rebasin()
-            except Exception as e: return dict(rebasin=f'failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}' if str(e) else f'failed: {type(e).__name__}')
+            except MemoryError: raise
+            except Exception as e:
+                if "can't allocate" in str(e): return dict(rebasin='failed: out of memory (its allocation refused)')
+                return dict(rebasin=f'failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}' if str(e) else f'failed: {type(e).__name__}')
             best = min(best, time.perf_counter() - t)
             same = bool(torch.allclose(Bt.eval()(x), ref, atol=1e-4 * float(ref.abs().max()), rtol=0))
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
