@@ -168,11 +168,11 @@ def r_copy(T, func, args, kwargs, out):
     if isinstance(out, Tensor) and out is not dst: T.set(out, ol)
 
 def r_repeat(T, func, args, kwargs, out):
-    x, reps = args[0], args[1]; lx = T.label(x); k = len(reps) - x.ndim
-    ol = [[Space(n, 'repeat')] if n != 1 else [] for n in out.shape[:k]]
+    x, reps = args[0], args[1]; lx = T.label(x); k = len(reps) - x.ndim       # the copies are identical: permuting them changes nothing,
+    ol = [[Space(n)] if n != 1 else [] for n in out.shape[:k]]               # so their index is a space of its own (as a broadcast's new axes)
     for i in range(x.ndim):
         r = reps[k + i]
-        ol.append(lx[i] if r == 1 else ([Space(r, f'repeat ({T.op})')] + lx[i]))
+        ol.append(lx[i] if r == 1 else ([Space(r)] + lx[i]))
     T.set(out, ol)
 
 # %% ../nbs/06g_layer_rules.ipynb #e09fdad5
@@ -241,7 +241,8 @@ for o in (aten.sort, aten.topk, aten.cumsum, aten.cumprod, aten.cummax, aten.cum
 CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, aten.view_as, aten.reshape_as, aten.expand, aten.expand_as,   # indices
               aten.permute, aten.transpose, aten.t, aten.squeeze, aten.unsqueeze, aten.select, aten.unbind, aten.slice, aten.split,   # moved,
               aten.split_with_sizes, aten.unsafe_split, aten.unsafe_split_with_sizes})                                             # not changed
-LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather})   # their rules read indices' values (eq. 5)
+LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather, aten.scatter, aten.scatter_, aten.scatter_add, aten.scatter_add_})   # (eq. 5)
+RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_add: r_scatter, aten.scatter_add_: r_scatter})
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
 for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._adaptive_avg_pool2d, aten.adaptive_avg_pool2d,

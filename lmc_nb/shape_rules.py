@@ -13,8 +13,8 @@ from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_sa
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'r_gather', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze', 'r_select',
-           'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'value_space', 'r_order', 'r_softmax']
+__all__ = ['aten', 'r_gather', 'r_scatter', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze',
+           'r_select', 'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'value_space', 'r_order', 'r_softmax']
 
 # %% ../nbs/06f_shape_rules.ipynb #edd2b017
 def _looked_up(T, ax:list, idx, n:int)->bool:
@@ -28,10 +28,26 @@ def r_gather(T, func, args, kwargs, out):
     x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; lx, li = T.label(x), T.label(idx)
     if not _looked_up(T, lx[d], idx, x.shape[d]):
         for s in lx[d]: fix(s, f'a gathered axis ({T.op})')
-    if T.values(x) is not None: T.set_values(out, T.values(x))                 # gathered indices are indices still
     for i in range(x.ndim):
         if i != d and x.shape[i] == idx.shape[i] and x.shape[i] != 1: unify_axis(lx[i], li[i], T.op)
     T.set(out, li)
+    if T.values(x) is not None: T.set_values(out, T.values(x))                 # gathered indices are indices still
+
+def r_scatter(T, func, args, kwargs, out):
+    "x.scatter(d, idx, src): src[i][j] written to x[i][idx[i][j]] — x's axis d moves with the units idx names (eq. 5), else stays; idx's and src's other axes are x's."
+    x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; src = args[3] if len(args) > 3 and isinstance(args[3], Tensor) else None
+    lx, li = list(T.label(x)), T.label(idx)
+    for t in (x, src):                                                        # indices among the values written: what they name stays
+        if t is not None and T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+    if not _looked_up(T, lx[d], idx, x.shape[d]):
+        for s in lx[d]: fix(s, f'a scattered axis ({T.op})')
+    for i in range(x.ndim):
+        if i != d and x.shape[i] == idx.shape[i] and x.shape[i] != 1: unify_axis(lx[i], li[i], T.op)
+    if src is not None and src.shape == idx.shape:                            # src[i][j] goes where idx[i][j] says: the same axes
+        for a, b in zip(T.label(src), li): unify_axis(a, b, T.op)
+    elif src is not None: fix_label(T.label(src), f'a scattered source of another shape ({T.op})')
+    for o in _tensors(out): T.set(o, lx)
+    if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
 
 
