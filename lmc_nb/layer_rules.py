@@ -17,7 +17,7 @@ aten = torch.ops.aten
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
            'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
-           'r_weight_norm']
+           'r_weight_norm', 'r_complex']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -259,4 +259,14 @@ def r_weight_norm(T, func, args, kwargs, out):
     T.set(w, ol); T.set(norms, [ol[i] if norms.shape[i] != 1 else [] for i in range(norms.ndim)])
 
 RULES.update({aten._prelu_kernel: r_pointwise, aten._weight_norm_interface: r_weight_norm, aten.vdot: r_mm})
+
+def r_complex(T, func, args, kwargs, out):
+    "view_as_complex (…, n, 2) → (…, n) and view_as_real back: the other axes keep their units; real and imaginary parts are two roles, so that axis stays (complex rotary: Llama 4)."
+    x = args[0]; lx = T.label(x); why = f'real and imaginary parts ({T.op})'
+    if func.overloadpacket is aten.view_as_complex:
+        for s in lx[-1]: fix(s, why)
+        T.set(out, lx[:-1])
+    else: T.set(out, list(lx) + [[Space(2, why)]])
+
+RULES.update({aten.view_as_complex: r_complex, aten.view_as_real: r_complex})
 
