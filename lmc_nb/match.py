@@ -301,7 +301,8 @@ def _block_pick(m:_Scores, g, sibs:list, drop:set)->Tensor:
         Af = front(e.to_front(m.A[e.tensor]))
         Bf = front(e.to_front(m.Bp[e.tensor]))[inv][:, _inner_order(m, e.view[e.sub + 1:], hs)]   # B's own order on blocks and inner subs
         key = (hs, e.view[e.sub + 1:])                                        # entries whose inner subs differ in size (a query and its gate beside
-        M[key] = M.get(key, 0) + (Af.reshape(G * c, -1) @ Bf.reshape(G * c, -1).T).view(G, c, G, c)   # einsum('air,bjr->aibj'): one product        # an output of half the size) are relaxed apart
+        P = (Af.reshape(G * c, -1) @ Bf.reshape(G * c, -1).T).view(G, c, G, c)   # an output of half the size) are relaxed apart;
+        M[key] = M.get(key, 0) + P                                            # P = einsum('air,bjr->aibj', Af, Bf), as one product
     return hungarian(S.cpu() + sum((_pair_max(Mh) for Mh in M.values()), torch.zeros(G, G, dtype=torch.float64)))
 
 # %% ../nbs/06a_match.ipynb #9ff6c8dd
