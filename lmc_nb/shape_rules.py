@@ -14,7 +14,7 @@ aten = torch.ops.aten
 
 # %% auto #0
 __all__ = ['aten', 'r_gather', 'r_scatter', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze',
-           'r_select', 'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'value_space', 'r_order', 'r_softmax']
+           'r_select', 'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax']
 
 # %% ../nbs/06f_shape_rules.ipynb #edd2b017
 def _looked_up(T, ax:list, idx, n:int)->bool:
@@ -207,13 +207,13 @@ def r_reduce(T, func, args, kwargs, out):
             for s in lx[d]: fix(s, f'an order-dependent reduction ({T.op})')
 
 # %% ../nbs/06f_shape_rules.ipynb #ff179a33
-def value_space(T, ax:list, n:int)->Space:
+def _value_space(T, ax:list, n:int)->Space:
     "One space for an axis's units (its factors, if a reshape refined it, as the factors of one product): what indices along it name."
     s = Space(n); unify_axis([s], ax, T.op); return s
 
 def _chosen(T, x, d:int, outs:list, why:str):
     "The (values, indices) of a choice along x's axis d that does not depend on the axis's order: the values' axis d is new and fixed, the indices' values name x's units."
-    lx = list(T.label(x)); vs = value_space(T, lx[d], x.shape[d]) if x.shape[d] != 1 else None
+    lx = list(T.label(x)); vs = _value_space(T, lx[d], x.shape[d]) if x.shape[d] != 1 else None
     for o in outs:
         lo = list(lx)
         if o.ndim == x.ndim: lo[d] = [Space(o.shape[d], why)] if o.shape[d] != 1 else []
