@@ -89,36 +89,32 @@ def _settled(s:Space)->bool:
     s = find(s)
     return bool(s.fixed) or (s.kind == 'sum' and all(_settled(k) for k in s.kids))
 
-def _axis_parts(ax:list, where:str, mark:bool=True)->list|None:
-    "(leaf space, view, sub, span) for every free factor of one axis label; None if a direct sum with a free block sat inside a product (that sum now fixed if `mark`, the product's other factors kept: read again)."
+def _axis_parts(ax:list)->list:
+    "(leaf space, steps) for every free unit space of one axis label: the (span, view, sub) steps of an `Axis` that reach it (`06_perm`, eq. steps), steps that change nothing left out."
+    def walk(facs, span, steps):                                        # facs: the product factors of the units `span` of the step before
+        view, out = (tuple(find(l).n for l in facs) if len(facs) > 1 else None), []
+        for j, l in enumerate(facs):
+            l = find(l)
+            if _settled(l) or l.n <= 1: continue
+            st = steps + ((span, view, j if view else 0),) if (span, view) != (None, None) else steps
+            if l.kind == 'sum':                                         # a direct sum, here or inside a product: each free block a step further
+                for off, c in _sum_parts(l): out += walk(leaves(c), (off, off + find(c).n), st)
+            else: out.append((l, st))
+        return out
     facs = [l for s in ax for l in leaves(s)]
-    if not facs: return []
-    parts = _sum_parts(facs[0]) if len(facs) == 1 and facs[0].kind == 'sum' else [(None, None)]
-    out, again = [], False
-    for off, c in parts:
-        ls = facs if c is None else leaves(c)
-        inner = [l for l in ls if find(l).kind == 'sum' and not _settled(l)]
-        if inner:                                                       # only the sum is fixed: the factors beside it (heads) stay free
-            if mark:
-                for l in inner: fix(l, f'a direct sum inside a product on {where} (not expressible as an Axis)')
-            again = True; continue                                      # a later pass finds it fixed and goes on
-        view = tuple(l.n for l in ls) if len(ls) > 1 else None
-        span = None if c is None or (off == 0 and c.n == axis_size(ax)) else (off, off + c.n)
-        out += [(find(l), view, j if view else 0, span) for j, l in enumerate(ls) if not _settled(l) and l.n > 1]
-    return None if again else out
+    return walk(facs, None, ()) if facs else []
 
 # %% ../nbs/06h_autospec.ipynb #b526937b
 def _spaces_to_groups(tensors:dict)->dict:
     "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels."
-    while True:
-        groups, again = {}, False
-        for n, lab in tensors.items():
-            for i, ax in enumerate(lab):
-                parts = _axis_parts(ax, f'axis {i} of {n}')
-                if parts is None: again = True; continue
-                for l, view, sub, span in parts: groups.setdefault(id(l), []).append(Axis(n, i, view, sub, span))
-        if not again: break
-    name = lambda e: f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + (f".{e.sub}" if e.view else '') + (f"@{e.span[0]}" if e.span else '')
+    groups = {}
+    for n, lab in tensors.items():
+        for i, ax in enumerate(lab):
+            for l, steps in _axis_parts(ax):
+                (span, view, sub), inner = (steps[0] if steps else (None, None, 0)), steps[1:]
+                groups.setdefault(id(l), []).append(Axis(n, i, view, sub, span, inner))
+    step = lambda span, view, sub: (f".{sub}" if view else '') + (f"@{span[0]}" if span else '')
+    name = lambda e: f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + step(e.span, e.view, e.sub) + ''.join('/' + step(*s) for s in e.inner)
     return {k: (name(es[0]), es) for k, es in groups.items()}
 
 def spec_from_labels(tensors:dict)->dict:
@@ -133,7 +129,9 @@ def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
         lab = tr.lab.get(id(t))
         if calls[n] > 1 or lab is None: continue                       # a layer called twice has no one input to capture
         for i, ax in enumerate(lab):
-            for l, view, sub, span in _axis_parts(ax, '', mark=False) or []:
+            for l, steps in _axis_parts(ax):
+                if len(steps) > 1: continue                             # units a step deeper: no feature point names them (matched by weights)
+                span, view, sub = steps[0] if steps else (None, None, 0)
                 g = by_space.get(id(l), (None,))[0]
                 if g in keep and (g, id(t), i, sub, span) not in seen:     # q, k and v read one tensor: capture it once
                     seen.add((g, id(t), i, sub, span)); pts.setdefault(g, []).append((n, 'in', view, i, sub, span))
@@ -180,7 +178,7 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict,
     moved = {}
     for es in groups.values():
         for e in es:
-            if e.tensor in tensors and e.axis == out_axis(e.tensor): moved.setdefault(e.tensor, []).append(e.span or (0, shapes[e.tensor][e.axis]))
+            if e.tensor in tensors and e.axis == out_axis(e.tensor): moved.setdefault(e.tensor, []).append(e.positions(shapes[e.tensor][e.axis]).reshape(-1))
     perm, fixed = 0, {}
     for n, lab in tensors.items():
         if len(shapes[n]) < 2 or shapes[n][0] < 2 or sum(d > 1 for d in shapes[n]) < 2: continue          # a matrix or kernel (not weight norm's g, shaped (n, 1))
@@ -189,7 +187,7 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict,
         k = 0
         if n in moved:
             mask = torch.zeros(N, dtype=torch.bool)
-            for a, b in moved[n]: mask[a:b] = True
+            for pos in moved[n]: mask[pos] = True
             k = int(mask.sum())
         elif why is not None and why.startswith(BOUNDARY): continue
         perm += E * k

@@ -24,6 +24,7 @@ __all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weig
 def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
     "numpy `Axis.to_front`."
     w = np.moveaxis(w, e.axis, 0)
+    if e.inner: P = e.positions(len(w)).numpy(); return w[P.reshape(-1)].reshape(len(P), -1)   # eq. steps (06_perm)
     if e.span is not None: w = w[e.span[0]:e.span[1]]
     if e.view is not None: w = np.moveaxis(w.reshape(*e.view, *w.shape[1:]), e.sub, 0)
     return w.reshape(w.shape[0], -1)
@@ -31,6 +32,9 @@ def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
 # %% ../nbs/06a_match.ipynb #9e93ece6
 def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
     "numpy `Axis.permute`."
+    if e.inner:                                                               # eq. steps (06_perm): unit u's positions take unit p[u]'s values
+        P = e.positions(w.shape[e.axis]).numpy(); idx = np.arange(w.shape[e.axis]); idx[P.reshape(-1)] = P[np.asarray(p)].reshape(-1)
+        return np.take(w, idx, axis=e.axis)
     if e.view is None and e.span is None: return np.take(w, p, axis=e.axis)
     u = np.moveaxis(w, e.axis, 0).copy(); a, b = e.span or (0, len(u)); blk = u[a:b]; shp = blk.shape
     u[a:b] = np.take(blk, p, axis=0) if e.view is None else np.take(blk.reshape(*e.view, *shp[1:]), p, axis=e.sub).reshape(shp)
@@ -80,6 +84,7 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
 def _width(t:Tensor, e:Axis)->int:
     "Columns of entry e's (units, -1) matrix (`Axis.to_front`), from shapes alone."
     a = e.axis % t.ndim; n = t.shape[a]
+    if e.inner: return t.numel() // n * e.positions(n).shape[1]           # eq. steps (06_perm): each unit's positions
     return t.numel() // n * ((e.span[1] - e.span[0]) if e.span is not None else n) // e.size(t)
 
 class _Scores:
@@ -176,9 +181,9 @@ def assign(self:_Scores, g, p:Tensor):
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
     "(h, columns per unit, h's axis) if entry (g, e)'s columns are the units of one other group h in blocks of consecutive columns, else None."
-    if len(others) != 1 or others[0] == g or e.view is not None or e.span is not None: return None
+    if len(others) != 1 or others[0] == g or e.view is not None or e.span is not None or e.inner: return None
     h = others[0]; f = next(f for k, f in bt[e.tensor] if k == h)
-    if f.view is not None or f.span is not None or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
+    if f.view is not None or f.span is not None or f.inner or f.axis != (1 if e.axis == 0 else 0): return None   # to_front keeps the other axes in order
     return h, width // sizes[h], f.axis
 
 # %% ../nbs/06a_match.ipynb #9e978e7e
@@ -266,8 +271,10 @@ def _product_siblings(m:_Scores)->dict:
     bt, out = m.spec.by_tensor(), {}
     for g, es in m.spec.groups.items():
         for e in es:
-            if e.view is None or e.sub >= len(e.view) - 1: continue            # the innermost sub has nothing inside its blocks
+            if e.view is None or e.sub >= len(e.view) - 1 or e.inner: continue   # the innermost sub has nothing inside its blocks
             nd = m.A[e.tensor].ndim
+            if any(f.inner and f.steps()[0][:2] == (e.span, e.view) and f.sub > e.sub and f.axis % nd == e.axis % nd for _, f in bt[e.tensor]):
+                continue                                                      # units a step inside a later sub: its whole score, not relaxed
             hs = tuple(next((k for k, f in bt[e.tensor] if f.sub == s and f.view == e.view and f.span == e.span and f.axis % nd == e.axis % nd), None)
                        for s in range(e.sub + 1, len(e.view)))
             if g not in hs and any(h is not None for h in hs): out.setdefault(g, []).append((e, hs))

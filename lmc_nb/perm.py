@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_perm.ipynb #2cf9dcb8
 from __future__ import annotations
-import math, warnings
+import functools, math, warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 import numpy as np
@@ -24,25 +24,49 @@ __all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compo
            'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
+@functools.lru_cache(maxsize=4096)
+def _positions(n:int, steps:tuple)->Tensor:
+    "(units, m) positions along an axis of `n`: row u lists unit u's m positions, in one order for every unit; each step (span, view, sub) narrows the units left by the one before."
+    P = torch.arange(n)[:, None]
+    for span, view, sub in steps:
+        if span is not None: P = P[span[0]:span[1]]
+        if view is not None: P = P.reshape(*view, P.shape[-1]).movedim(sub, 0).reshape(view[sub], -1)
+    return P
+
 @dataclass(frozen=True)
 class Axis:
-    "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set."
+    "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set; `inner`: further (span, view, sub) steps into those units."
     tensor:str
     axis:int
     view:tuple = None
     sub:int = 0
     span:tuple = None   # (start, stop): a block of the axis (one part of a concatenation)
+    inner:tuple = ()    # ((span, view, sub), ...): each narrows the units the step before left (a block of a head's dimensions, pairs inside it)
+    def __post_init__(self):                                                  # hashable steps (a spec read back from JSON has lists)
+        tup = lambda v: None if v is None else tuple(int(i) for i in v)
+        object.__setattr__(self, 'inner', tuple((tup(s), tup(v), int(k)) for s, v, k in self.inner))
+    def steps(self)->tuple: return ((self.span, self.view, self.sub),) + tuple(tuple(s) for s in self.inner)
+    def positions(self, n:int)->Tensor:
+        "(units, m) table of the positions each unit occupies along an axis of size `n` (eq. steps)."
+        return _positions(n, self.steps())
     def size(self, t:Tensor)->int:
+        if self.inner: return len(self.positions(t.shape[self.axis]))
         if self.view is not None: return self.view[self.sub]
         return t.shape[self.axis] if self.span is None else self.span[1] - self.span[0]
     def _block(self, u:Tensor)->Tensor: return u if self.span is None else u[self.span[0]:self.span[1]]
     def to_front(self, t:Tensor)->Tensor:
         "`t` as an (n, -1) matrix with the permuted units as rows."
+        if self.inner:                                                        # the table's positions, unit by unit
+            P = self.positions(t.shape[self.axis]).to(t.device)
+            return t.movedim(self.axis, 0)[P.reshape(-1)].reshape(len(P), -1)
         t = self._block(t.movedim(self.axis, 0))
         if self.view is not None: t = t.reshape(*self.view, *t.shape[1:]).movedim(self.sub, 0)
         return t.reshape(t.shape[0], -1)
     def permute(self, t:Tensor, p:Tensor)->Tensor:
         "`t` with this axis reordered by `p`."
+        if self.inner:                                                        # unit u's positions take unit p[u]'s values
+            P = self.positions(t.shape[self.axis]).to(t.device); idx = torch.arange(t.shape[self.axis], device=t.device)
+            idx[P.reshape(-1)] = P[p].reshape(-1); return t.index_select(self.axis, idx)
         if self.view is None and self.span is None: return t.index_select(self.axis, p)
         u = t.movedim(self.axis, 0); b = self._block(u); shp = b.shape
         b = b.index_select(0, p) if self.view is None else b.reshape(*self.view, *shp[1:]).index_select(self.sub, p).reshape(shp)
@@ -89,13 +113,26 @@ def _axis_size(g:str, e:Axis, sd:dict)->int:
     if not 0 <= a < b <= t.shape[e.axis]: raise ValueError(f"perm spec: span {e.span} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
     if e.view is not None and math.prod(e.view) != b - a:
         raise ValueError(f"perm spec: view {e.view} does not fit axis {e.axis} of {e.tensor!r} (size {b - a})")
+    n = e.view[e.sub] if e.view is not None else b - a
+    for span, view, sub in e.inner:                                     # each step inside the units the one before left
+        a, b = span if span is not None else (0, n)
+        if not 0 <= a < b <= n: raise ValueError(f"perm spec: inner span {span} of {e.tensor!r} does not fit the {n} units before it")
+        if view is not None and (math.prod(view) != b - a or not 0 <= sub < len(view)):
+            raise ValueError(f"perm spec: inner view {view} (sub {sub}) of {e.tensor!r} does not fit the {b - a} units before it")
+        n = view[sub] if view is not None else b - a
     return e.size(t)
 
 def _overlaps(e:Axis, f:Axis, n:int)->bool:
     "Do two entries on one tensor axis permute some of the same units along the same direction?"
-    (a, b), (c, d) = e.span or (0, n), f.span or (0, n)
-    if b <= c or d <= a: return False                                   # disjoint blocks
-    return not ((a, b) == (c, d) and e.view == f.view and e.view is not None and e.sub != f.sub)   # two sub-axes of one view commute
+    if not (e.inner or f.inner):
+        (a, b), (c, d) = e.span or (0, n), f.span or (0, n)
+        if b <= c or d <= a: return False                               # disjoint blocks
+        return not ((a, b) == (c, d) and e.view == f.view and e.view is not None and e.sub != f.sub)   # two sub-axes of one view commute
+    mask = torch.zeros(n, dtype=torch.bool); mask[e.positions(n).reshape(-1)] = True
+    if not mask[f.positions(n).reshape(-1)].any(): return False         # disjoint positions
+    for (s, v, k), (s2, v2, k2) in zip(e.steps(), f.steps()):           # the first step they differ at: two sub-axes of one view there
+        if (s, v, k) != (s2, v2, k2): return not (s == s2 and v == v2 and v is not None and k != k2)   # commute (each later step stays in its own)
+    return True
 
 # %% ../nbs/06_perm.ipynb #71c67dfd
 @patch
