@@ -81,6 +81,7 @@ def trace_spaces(model:nn.Module, x,
         if id(t) not in tr.lab: continue
         if n not in sd_keys: fix_label(tr.lab[id(t)], f'{n} is not in the state dict'); continue
         tensors[n] = tr.lab[id(t)]
+    tr.settle(list(tensors.values()))                                   # choices in no set order whose order was read (06g eq. 6)
     return tr, tensors
 
 # %% ../nbs/06h_autospec.ipynb #49ca6c78

@@ -211,23 +211,30 @@ def _value_space(T, ax:list, n:int)->Space:
     "One space for an axis's units (its factors, if a reshape refined it, as the factors of one product): what indices along it name."
     s = Space(n); unify_axis([s], ax, T.op); return s
 
-def _chosen(T, x, d:int, outs:list, why:str):
-    "The (values, indices) of a choice along x's axis d that does not depend on the axis's order: the values' axis d is new and fixed, the indices' values name x's units."
+def _chosen(T, x, d:int, outs:list, why:str,
+            ordered:bool=True, # False: the chosen come in no set order (unsorted topk): their slots' space is free, and must stay so (eq. 6)
+           ):
+    "The (values, indices) of a choice along x's axis d that does not depend on the axis's order: the values' axis d is new (fixed: in order of value; free: in no set order), the indices' values name x's units."
     lx = list(T.label(x)); vs = _value_space(T, lx[d], x.shape[d]) if x.shape[d] != 1 else None
+    k = outs[0].shape[d] if outs and outs[0].ndim == x.ndim else 1
+    slots = Space(k, None if not ordered else why) if k != 1 else None      # one space for the slots of values and indices alike
     for o in outs:
         lo = list(lx)
-        if o.ndim == x.ndim: lo[d] = [Space(o.shape[d], why)] if o.shape[d] != 1 else []
+        if o.ndim == x.ndim: lo[d] = [slots] if slots is not None else []
         else: lo = lx[:d] + lx[d + 1:]                                        # a reduction: the axis gone
         T.set(o, lo)
     if vs is not None and not torch.is_floating_point(outs[-1]): T.set_values(outs[-1], vs)
     elif vs is not None: fix(vs, why)
+    if not ordered and slots is not None and vs is not None:                 # settled once the trace ends (Tracer.settle)
+        T.unordered.append((slots, vs, f'the k chosen in no set order, their order read ({T.op})'))
 
 def r_order(T, func, args, kwargs, out):
     "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed — except the top k, a choice (eq. 5)."
     at = 2 if func.overloadpacket is aten.topk else 1                         # topk(x, k, dim): its second argument is k, not the axis
     x = args[0]; lx = list(T.label(x)); dims = args[at] if len(args) > at and isinstance(args[at], (int, list, tuple)) else kwargs.get('dims', kwargs.get('dim', -1))
-    if func.overloadpacket is aten.topk and (args[4] if len(args) > 4 else kwargs.get('sorted', True)) and x.ndim:   # sorted: by value, not by position
-        return _chosen(T, x, _dim(dims, x.ndim), _tensors(out), f'the k chosen, in order of their values ({T.op})')
+    if func.overloadpacket is aten.topk and x.ndim:                         # sorted: by value, not by position; unsorted: in no set order (eq. 6)
+        ordered = bool(args[4] if len(args) > 4 else kwargs.get('sorted', True))
+        return _chosen(T, x, _dim(dims, x.ndim), _tensors(out), f'the k chosen, in order of their values ({T.op})', ordered=ordered)
     for d in [_dim(d, x.ndim) for d in ([dims] if isinstance(dims, int) else dims)]:
         for s in lx[d]: fix(s, f'an order-dependent op ({T.op})')
         lx[d] = [Space(x.shape[d], f'an order-dependent op ({T.op})')] if x.shape[d] != 1 else []

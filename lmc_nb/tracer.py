@@ -20,6 +20,11 @@ def _writes(func, args)->list:
     "ids of the tensor arguments `func` writes in place."
     return [id(a) for a, s in zip(args, func._schema.arguments) if isinstance(a, Tensor) and s.alias_info is not None and s.alias_info.is_write]
 
+def _below(s:Space)->list:
+    "`s`'s root and every space it is refined into, all the way down."
+    s = find(s)
+    return [s] + [d for k in s.kids or [] for d in _below(k)]
+
 def _sum_leaves(s:Space)->list:
     "The parts a direct sum splits `s` into, recursively (`s` itself if it is not one)."
     s = find(s)
@@ -35,6 +40,7 @@ class Tracer(TorchDispatchMode):
         self.written = set()                # tensors an op writes in place (through views too)
         self.vals = {}                      # id of an integer tensor → the space its *values* index (topk's indices: the axis they chose from)
         self.looked = []                    # the value spaces a lookup unified with the axis it looked up (a stacked weight's experts)
+        self.unordered = []                 # (slots, value space, why) of each choice in no set order (unsorted topk): see `settle`
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -107,6 +113,11 @@ class Tracer(TorchDispatchMode):
         rule(self, func, args, kwargs, out)
         if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
             for o in _tensors(out): self.set_values(o, self.vals[id(args[0])])
+    def settle(self, params:list):
+        "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
+        held = {id(find(d)) for lab in params for ax in lab for s in ax for d in _below(s)}
+        for slots, vs, why in self.unordered:
+            if any(find(d).fixed or id(find(d)) in held for d in _below(slots)): fix(vs, why)
 
 # %% ../nbs/06e_tracer.ipynb #9c044621
 def _tensors(x): return [a for a in tree_flatten(x)[0] if isinstance(a, Tensor)]
