@@ -17,7 +17,7 @@ aten = torch.ops.aten
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
            'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
-           'r_weight_norm', 'r_complex']
+           'r_index_add', 'r_im2col', 'r_col2im', 'r_solve_triangular', 'r_weight_norm', 'r_complex']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -243,6 +243,58 @@ CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, a
               aten.split_with_sizes, aten.unsafe_split, aten.unsafe_split_with_sizes})                                             # not changed
 LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather, aten.scatter, aten.scatter_, aten.scatter_add, aten.scatter_add_})   # (eq. 5)
 RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_add: r_scatter, aten.scatter_add_: r_scatter})
+
+# %% ../nbs/06g_layer_rules.ipynb #5aff9382
+def r_index_add(T, func, args, kwargs, out):
+    "x.index_add(d, idx, src): src's rows along d added to x's rows idx — x's axis d moves with the units idx names (eq. 5), else stays; their other axes are one."
+    x, d, idx, src = args[0], _dim(args[1], args[0].ndim), args[2], args[3]; lx, ls = list(T.label(x)), T.label(src)
+    for t in (x, src):                                                        # indices among the values added: what they name stays
+        if T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+    if not _looked_up(T, lx[d], idx, x.shape[d]):                             # rows chosen by position (a token's index in a loop over experts)
+        for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
+    for i in range(x.ndim):
+        if i != d and x.shape[i] != 1: unify_axis(lx[i], ls[i], T.op)
+    if src.ndim and src.shape[d] != 1: unify_axis(ls[d], T.label(idx)[0], T.op)   # src's row j goes where idx[j] says
+    for o in _tensors(out): T.set(o, lx)
+    if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
+
+def r_im2col(T, func, args, kwargs, out):
+    "unfold (im2col): (N, C, H, W) → (N, C·k, L): each channel's k kernel positions side by side — channels move, kernel positions and places stay."
+    x = args[0]; lx = T.label(x); sp = f'spatial axes of an unfold ({T.op})'; c = x.ndim - 3
+    for ax in lx[c + 1:]:
+        for s in ax: fix(s, sp)
+    k = out.shape[c] // x.shape[c]; s = Space(out.shape[c])
+    if k > 1: ch, pos = refine(s, [x.shape[c], k]); fix(pos, sp); unify_axis([ch], lx[c], T.op)
+    else: unify_axis([s], lx[c], T.op)
+    T.set(out, lx[:c] + [[s] if out.shape[c] != 1 else [], [Space(out.shape[-1], sp)] if out.shape[-1] != 1 else []])
+
+def r_col2im(T, func, args, kwargs, out):
+    "fold (col2im): (N, C·k, L) → (N, C, H, W), each channel's k kernel positions summed into place — channels move, the rest stays."
+    x = args[0]; lx = T.label(x); sp = f'spatial axes of a fold ({T.op})'; c = x.ndim - 2
+    for s in lx[-1]: fix(s, sp)
+    C = out.shape[c]; k = x.shape[c] // C; s = Space(x.shape[c]); unify_axis([s], lx[c], T.op)
+    if k > 1: ch, pos = refine(s, [C, k]); fix(pos, sp)
+    else: ch = s
+    T.set(out, lx[:c] + [[ch] if C != 1 else []] + [[Space(n, sp)] if n != 1 else [] for n in out.shape[c + 1:]])
+
+def r_solve_triangular(T, func, args, kwargs, out):
+    "X = A⁻¹B (left) or B A⁻¹: each of B's columns (rows) solved on its own, so that axis moves; the triangle's order, and B's axis it runs along, stay."
+    A, B = args[0], args[1]; left = kwargs.get('left', True); why = f'a triangular solve ({T.op})'
+    la, lb = T.label(A), list(T.label(B)); free, run = (-1, -2) if left else (-2, -1)
+    for ax in la[-2:] + [lb[run]]:
+        for s in ax: fix(s, why)
+    ol = [[] for _ in range(out.ndim)]
+    for t, lt in ((B, lb), (A, la)):                                          # batch axes, broadcast
+        for i in range(3, t.ndim + 1):
+            if t.shape[-i] == 1: continue
+            if not ol[-i]: ol[-i] = lt[-i]
+            else: unify_axis(ol[-i], lt[-i], T.op)
+    ol[free], ol[run] = lb[free], ([Space(out.shape[run], why)] if out.shape[run] != 1 else [])
+    T.set(out, ol)
+
+RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.im2col: r_im2col, aten.col2im: r_col2im,
+              aten.linalg_solve_triangular: r_solve_triangular})
+LOOKUPS.update({aten.index_add, aten.index_add_})
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
 for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._adaptive_avg_pool2d, aten.adaptive_avg_pool2d,
