@@ -244,7 +244,7 @@ CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, a
 LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather, aten.scatter, aten.scatter_, aten.scatter_add, aten.scatter_add_})   # (eq. 5)
 RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_add: r_scatter, aten.scatter_add_: r_scatter})
 
-# %% ../nbs/06g_layer_rules.ipynb #5aff9382
+# %% ../nbs/06g_layer_rules.ipynb #11785458
 def r_index_add(T, func, args, kwargs, out):
     "x.index_add(d, idx, src): src's rows along d added to x's rows idx — x's axis d moves with the units idx names (eq. 5), else stays; their other axes are one."
     x, d, idx, src = args[0], _dim(args[1], args[0].ndim), args[2], args[3]; lx, ls = list(T.label(x)), T.label(src)
