@@ -17,7 +17,7 @@ aten = torch.ops.aten
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
            'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
-           'r_index_add', 'r_im2col', 'r_col2im', 'r_solve_triangular', 'r_weight_norm', 'r_complex']
+           'r_index_add', 'r_im2col', 'r_col2im', 'r_solve_triangular', 'r_index_put', 'r_weight_norm', 'r_complex']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -292,6 +292,34 @@ def r_solve_triangular(T, func, args, kwargs, out):
     ol[free], ol[run] = lb[free], ([Space(out.shape[run], why)] if out.shape[run] != 1 else [])
     T.set(out, ol)
 
+def r_index_put(T, func, args, kwargs, out):
+    "x[idx] = v (index_put): the indexed axes stay (or move with the units chosen indices name, eq. 5); x's other axes are v's, aligned as x[idx] has them."
+    x, idx, v = args[0], args[1], args[2]; lx, lv = list(T.label(x)), T.label(v); why = f'positions written by index ({T.op})'
+    pos, at, its = [], 0, []
+    for t in idx:
+        n = t.ndim if t is not None and t.dtype == torch.bool else 1
+        if t is not None:
+            its.append(t)
+            if not (n == 1 and t.dtype != torch.bool and _looked_up(T, lx[at], t, x.shape[at])):
+                for i in range(at, at + n):
+                    for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
+            pos += range(at, at + n)
+        at += n
+    if T.values(v) is not None: fix(T.values(v), f'units named by indices an op reads ({T.op})')
+    rest = [i for i in range(x.ndim) if i not in pos]
+    k = max([1 if t.dtype == torch.bool else t.ndim for t in its], default=0)   # the index tensors' axes, broadcast (a mask: one)
+    contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
+    res = ([i for i in rest if i < pos[0]] + [None] * k + [i for i in rest if i > pos[0]]) if contiguous and pos else [None] * k + rest   # x[idx]'s axes
+    for j in range(1, v.ndim + 1):
+        if v.shape[-j] == 1: continue
+        i = res[-j] if j <= len(res) else None
+        if i is not None and x.shape[i] == v.shape[-j]: unify_axis(lx[i], lv[-j], T.op)
+        else:
+            for s in lv[-j]: fix(s, why)
+    for o in _tensors(out): T.set(o, lx)
+    if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
+
+RULES.update({aten.index_put: r_index_put, aten.index_put_: r_index_put, aten._index_put_impl_: r_index_put})
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.im2col: r_im2col, aten.col2im: r_col2im,
               aten.linalg_solve_triangular: r_solve_triangular})
 LOOKUPS.update({aten.index_add, aten.index_add_})
