@@ -319,7 +319,8 @@ def r_index_put(T, func, args, kwargs, out):
     for o in _tensors(out): T.set(o, lx)
     if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
-RULES.update({aten.index_put: r_index_put, aten.index_put_: r_index_put, aten._index_put_impl_: r_index_put})
+RULES.update({aten.index_put: r_index_put, aten.index_put_: r_index_put, aten._index_put_impl_: r_index_put,
+              aten.log_sigmoid_forward: r_pointwise})   # (its second output, a buffer for the backward pass, is empty here)
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.im2col: r_im2col, aten.col2im: r_col2im,
               aten.linalg_solve_triangular: r_solve_triangular})
 LOOKUPS.update({aten.index_add, aten.index_add_})

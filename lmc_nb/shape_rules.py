@@ -130,6 +130,10 @@ def r_slice(T, func, args, kwargs, out):
     start, end, step = a[2] if a[2] is not None else 0, a[3] if a[3] is not None else n, a[4]
     start = min(n, max(0, start + n if start < 0 else start)); end = max(start, min(n, end + n if end < 0 else end))
     if end == start: T.set(out, lx[:d] + [[]] + lx[d + 1:]); return      # an empty slice (x[..., 8:] of 8 columns): no units, none fixed
+    if step != 1 and n % step == 0 and start < step and end > n - step + start:   # every step-th unit, from `start` < step: a view (n / step, step),
+        rows, pos = Space(n // step), Space(step)                            # one position of its second factor selected (GPT-OSS's interleaved
+        unify_prod(lx[d], [rows, pos], T.op); fix(pos, f'one position of a strided slice ({T.op})')   # gate and up, GPT-J's rotary pairs)
+        T.set(out, lx[:d] + [[rows] if out.shape[d] != 1 else []] + lx[d + 1:]); return
     if step != 1:
         for s in lx[d]: fix(s, f'a strided slice ({T.op})')
         T.set(out, lx[:d] + [[Space(out.shape[d], 'strided slice')] if out.shape[d] != 1 else []] + lx[d + 1:]); return

@@ -13,7 +13,7 @@ from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_s
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'RULES', 'CARRY', 'LOOKUPS', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
+__all__ = ['aten', 'RULES', 'CARRY', 'LOOKUPS', 'JOIN', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
 
 # %% ../nbs/06e_tracer.ipynb #b83fe1d3
 def _writes(func, args)->list:
@@ -107,12 +107,17 @@ class Tracer(TorchDispatchMode):
                 self.unknown[str(func)] = where
                 rule = r_unknown
         held = [t for t in ins if id(t) in self.vals]
+        joined = (func.overloadpacket in JOIN and held and len(held) == len(ins)   # indices joined to indices (into as many units): indices still, into one space
+                  and len({find(self.vals[id(t)]).n for t in held}) == 1)
         for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
             p = func.overloadpacket                                          # depends on which units they name, so those stay
-            if p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0]): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
+            if not joined and (p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0])): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
         rule(self, func, args, kwargs, out)
         if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
             for o in _tensors(out): self.set_values(o, self.vals[id(args[0])])
+        if joined:                                                            # what a lookup by the result looks up, each part's space must be
+            for t in held[1:]: unify(self.vals[id(held[0])], self.vals[id(t)], self.op)
+            for o in _tensors(out): self.set_values(o, self.vals[id(held[0])])
     def settle(self, params:list):
         "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
         held = {id(find(d)) for lab in params for ax in lab for s in ax for d in _below(s)}
@@ -167,6 +172,7 @@ def r_pointwise(T, func, args, kwargs, out):
 
 CARRY = {aten.clone, aten.detach, aten.alias, aten._to_copy, aten.contiguous, aten.lift_fresh, aten.lift_fresh_copy, aten.to}   # ops that pass
 LOOKUPS = set()                     # indices' values through (copies here; views and slices: 06f); ops whose rules read them as indices (06g)
+JOIN = {aten.cat, aten.stack}       # indices joined only to indices are indices into one space (PhiMoE's two choices, concatenated)
 
 def r_same(T, func, args, kwargs, out):
     "Output(s) carry the first input's spaces (an op equivariant under any permutation of any axis)."
