@@ -305,7 +305,8 @@ def r_index_put(T, func, args, kwargs, out):
                     for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
             pos += range(at, at + n)
         at += n
-    if T.values(v) is not None: fix(T.values(v), f'units named by indices an op reads ({T.op})')
+    for t in (x, v):                                                          # indices among the values written: what they name stays
+        if T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
     rest = [i for i in range(x.ndim) if i not in pos]
     k = max([1 if t.dtype == torch.bool else t.ndim for t in its], default=0)   # the index tensors' axes, broadcast (a mask: one)
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
@@ -319,6 +320,7 @@ def r_index_put(T, func, args, kwargs, out):
     for o in _tensors(out): T.set(o, lx)
     if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
+LOOKUPS.update({aten.index_put, aten.index_put_, aten._index_put_impl_})
 RULES.update({aten.index_put: r_index_put, aten.index_put_: r_index_put, aten._index_put_impl_: r_index_put,
               aten.log_sigmoid_forward: r_pointwise})   # (its second output, a buffer for the backward pass, is empty here)
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.im2col: r_im2col, aten.col2im: r_col2im,
