@@ -10,7 +10,7 @@ from torch import Tensor
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, CARRY, LOOKUPS
 from .shape_rules import *
-from .shape_rules import _looked_up
+from .shape_rules import _looked_up, _fix_named
 
 aten = torch.ops.aten
 
@@ -248,8 +248,7 @@ RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_ad
 def r_index_add(T, func, args, kwargs, out):
     "x.index_add(d, idx, src): src's rows along d added to x's rows idx — x's axis d moves with the units idx names (eq. 5), else stays; their other axes are one."
     x, d, idx, src = args[0], _dim(args[1], args[0].ndim), args[2], args[3]; lx, ls = list(T.label(x)), T.label(src)
-    for t in (x, src):                                                        # indices among the values added: what they name stays
-        if T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+    _fix_named(T, (x, src))
     if not _looked_up(T, lx[d], idx, x.shape[d]):                             # rows chosen by position (a token's index in a loop over experts)
         for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
     for i in range(x.ndim):
@@ -305,8 +304,7 @@ def r_index_put(T, func, args, kwargs, out):
                     for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
             pos += range(at, at + n)
         at += n
-    for t in (x, v):                                                          # indices among the values written: what they name stays
-        if T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+    _fix_named(T, (x, v))
     rest = [i for i in range(x.ndim) if i not in pos]
     k = max([1 if t.dtype == torch.bool else t.ndim for t in its], default=0)   # the index tensors' axes, broadcast (a mask: one)
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
@@ -320,12 +318,10 @@ def r_index_put(T, func, args, kwargs, out):
     for o in _tensors(out): T.set(o, lx)
     if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
-LOOKUPS.update({aten.index_put, aten.index_put_, aten._index_put_impl_})
-RULES.update({aten.index_put: r_index_put, aten.index_put_: r_index_put, aten._index_put_impl_: r_index_put,
-              aten.log_sigmoid_forward: r_pointwise})   # (its second output, a buffer for the backward pass, is empty here)
-RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.im2col: r_im2col, aten.col2im: r_col2im,
-              aten.linalg_solve_triangular: r_solve_triangular})
-LOOKUPS.update({aten.index_add, aten.index_add_})
+RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.index_put: r_index_put, aten.index_put_: r_index_put,
+              aten._index_put_impl_: r_index_put, aten.im2col: r_im2col, aten.col2im: r_col2im, aten.linalg_solve_triangular: r_solve_triangular,
+              aten.log_sigmoid_forward: r_pointwise})   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)
+LOOKUPS.update({aten.index_add, aten.index_add_, aten.index_put, aten.index_put_, aten._index_put_impl_})   # they read their indices as indices (eq. 5)
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
 for o in (aten.max_pool2d_with_indices, aten.max_pool2d, aten.avg_pool2d, aten._adaptive_avg_pool2d, aten.adaptive_avg_pool2d,

@@ -24,6 +24,11 @@ def _looked_up(T, ax:list, idx, n:int)->bool:
     if find(vs).n != n: fix(vs, f'indices into an axis of another size ({T.op})'); return False
     unify_axis([vs], ax, T.op); T.looked.append(vs); return True
 
+def _fix_named(T, ts):
+    "Indices among the values an op writes or adds (not the indices it writes by): the units they name stay."
+    for t in ts:
+        if t is not None and T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+
 def r_gather(T, func, args, kwargs, out):
     x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; lx, li = T.label(x), T.label(idx)
     if not _looked_up(T, lx[d], idx, x.shape[d]):
@@ -37,8 +42,7 @@ def r_scatter(T, func, args, kwargs, out):
     "x.scatter(d, idx, src): src[i][j] written to x[i][idx[i][j]] — x's axis d moves with the units idx names (eq. 5), else stays; idx's and src's other axes are x's."
     x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; src = args[3] if len(args) > 3 and isinstance(args[3], Tensor) else None
     lx, li = list(T.label(x)), T.label(idx)
-    for t in (x, src):                                                        # indices among the values written: what they name stays
-        if t is not None and T.values(t) is not None: fix(T.values(t), f'units named by indices an op reads ({T.op})')
+    _fix_named(T, (x, src))
     if not _looked_up(T, lx[d], idx, x.shape[d]):
         for s in lx[d]: fix(s, f'a scattered axis ({T.op})')
     for i in range(x.ndim):
