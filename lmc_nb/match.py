@@ -68,6 +68,11 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
     return {g: torch.as_tensor(p) for g, p in perm.items()}, obj
 
 # %% ../nbs/06a_match.ipynb #266afe13
+def _dot64(a:Tensor, b:Tensor, chunk:int=1 << 16)->float:
+    "⟨a, b⟩ in float64 (a product of two float32 values is exact there), a piece of `chunk` entries at a time: no float64 copy of a whole tensor is made."
+    a, b = a.reshape(-1), b.reshape(-1)
+    return math.fsum(float(torch.dot(x.double(), y.double())) for x, y in zip(a.split(chunk), b.split(chunk)))
+
 def _flush_tiny(t:Tensor, name:str)->Tensor:
     "`t` with nonzero entries below eps² · max|t| set to zero: they move no score beyond rounding, and their products are slow subnormals (`t` itself where it has none)."
     if t.numel() < 4096:                                                  # too small for subnormal products to cost anything
@@ -319,7 +324,7 @@ def _product_move(m:_Scores, g, sibs:list)->float:
                                                                               # siblings, optimal given the rest (the descent converged), stay
     groups = [g] + sorted({h for _, hs in sibs for h in hs if h is not None})
     touched = {e.tensor for k in groups for e in m.spec.groups[k]}
-    obj = lambda: sum(float(torch.dot(m.A[t].flatten().double(), m.Bp[t].flatten().double())) for t in touched)
+    obj = lambda: sum(_dot64(m.A[t], m.Bp[t]) for t in touched)
     before, old = obj(), {k: m.perms[k].clone() for k in groups}
     m.assign(g, _block_pick(m, g, sibs, set()).to(m.dev))
     for h in groups[1:]: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
@@ -337,7 +342,7 @@ def _product_moves(m:_Scores)->bool:
 def match_objective(spec:PermSpec, sa:dict, sb:dict, buffers:bool=False)->float:
     "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64); the spec's buffers only if `buffers`."
     spec = spec if buffers else spec.scored()
-    return sum(float(torch.dot(sa[k].flatten().double(), sb[k].flatten().double())) for k in spec.by_tensor())
+    return sum(_dot64(sa[k], sb[k]) for k in spec.by_tensor())
 
 # %% ../nbs/06a_match.ipynb #09041515
 def greedy_start(spec:PermSpec, sa:dict, sb:dict, dtype=torch.float32, solver:str='auto', buffers:bool=False)->dict:
@@ -363,7 +368,7 @@ def _objective(m:_Scores, sa:dict, sb:dict)->float:
         t = sb[k]
         for g, e in axes: t = e.permute(t, m.perms[g].to(t.device))
         return t
-    return sum(float(torch.dot(sa[k].flatten().double(), permuted(k, axes).flatten().double())) for k, axes in m.spec.by_tensor().items())
+    return sum(_dot64(sa[k], permuted(k, axes)) for k, axes in m.spec.by_tensor().items())
 
 # %% ../nbs/06a_match.ipynb #96dd6183
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
