@@ -125,6 +125,10 @@ def _index_axes(T, its:list, shape:tuple)->list:
     return [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in shape]
 
 # %% ../nbs/06g_layer_rules.ipynb #ea63f3c8
+def _indexed(T, x:Tensor)->str:
+    "Why an indexed axis of `x` stays: a parameter's are rows of a table looked up by index (as an embedding's: positions, offsets), not hidden units; an activation's are an indexed axis."
+    return 'rows looked up by index' if id(x) in T.names else 'an indexed axis'
+
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has)."
     x, idx = args[0], args[1]; lx = T.label(x)
@@ -137,7 +141,7 @@ def r_index(T, func, args, kwargs, out):
         at += n
     for i in pos:
         if i in named: continue
-        for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
+        for s in lx[i]: fix(s, f'{_indexed(T, x)} ({T.op})')
     k = out.ndim - (x.ndim - len(pos))
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
     new = _index_axes(T, its, out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
@@ -150,7 +154,7 @@ def r_index(T, func, args, kwargs, out):
 def r_index_select(T, func, args, kwargs, out):
     x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
     if not _looked_up(T, lx[d], args[2], x.shape[d]):
-        for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
+        for s in lx[d]: fix(s, f'{_indexed(T, x)} ({T.op})')
     lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
     T.set(out, lx)
     if T.values(x) is not None: T.set_values(out, T.values(x))
