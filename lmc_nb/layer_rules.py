@@ -10,7 +10,7 @@ from torch import Tensor
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, CARRY, LOOKUPS
 from .shape_rules import *
-from .shape_rules import _looked_up, _fix_named
+from .shape_rules import _looked_up, _fix_named, _span
 
 aten = torch.ops.aten
 
@@ -129,9 +129,23 @@ def _indexed(T, x:Tensor)->str:
     "Why an indexed axis of `x` stays: a parameter's are rows of a table looked up by index (as an embedding's: positions, offsets), not hidden units; an activation's are an indexed axis."
     return 'rows looked up by index' if id(x) in T.names else 'an indexed axis'
 
+def _literal_run(T, t, n:int):
+    "(start, end) if index tensor `t` is a Python literal of consecutive ascending positions along an axis of `n` units (Falcon's `qkv[..., [-2], :]`), else None."
+    if t is None or id(t) not in T.literal or t.ndim != 1 or not len(t) or t.dtype in (torch.bool, torch.uint8) or t.is_floating_point(): return None
+    try: v = t.tolist()
+    except Exception: return None                                            # a fake tensor: its values are not known
+    if not all(-n <= i < n for i in v): return None
+    v = [i % n for i in v]
+    return (v[0], v[0] + len(v)) if v == list(range(v[0], v[0] + len(v))) else None
+
 def r_index(T, func, args, kwargs, out):
-    "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has)."
+    "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has). A literal run of positions on one axis is a slice."
     x, idx = args[0], args[1]; lx = T.label(x)
+    at = [k for k, t in enumerate(idx) if t is not None]
+    if len(at) == 1 and (run := _literal_run(T, idx[at[0]], x.shape[at[0]])) is not None:   # x[..., [a, a+1, …], ...]: x[..., a:b, ...]
+        T.set(out, _span(T, lx, at[0], x.shape[at[0]], *run, 'one position indexed'))
+        if T.values(x) is not None: T.set_values(out, T.values(x))
+        return
     pos, its, at, named = [], [], 0, set()
     for t in idx:
         n = t.ndim if t is not None and t.dtype == torch.bool else 1

@@ -121,8 +121,12 @@ def _span_split(T, lab_ax:list, n:int, cuts:list)->list:
     "Refine an axis into a direct sum at `cuts` (offsets); returns the pieces' labels."
     bounds = sorted({0, n, *[c for c in cuts if 0 < c < n]})
     if len(bounds) == 2: return [lab_ax]
-    if len(lab_ax) != 1:                                   # a slice across several factors: keep them in place
-        for s in lab_ax: fix(s, f'a slice across a reshaped axis ({T.op})')
+    if len(lab_ax) != 1:
+        inner = math.prod(find(s).n for s in lab_ax[1:])
+        if all(b % inner == 0 for b in bounds):          # cuts between blocks of the outer factor (heads, split in halves): split it,
+            kids = refine(lab_ax[0], [(b - a) // inner for a, b in zip(bounds, bounds[1:])], 'sum')   # the inner ones shared by every piece
+            return [([k] if find(k).n != 1 else []) + list(lab_ax[1:]) for k in kids]
+        for s in lab_ax: fix(s, f'a slice across a reshaped axis ({T.op})')   # a cut inside an inner factor: keep them all in place
         return [[Space(b - a, 'sliced')] for a, b in zip(bounds, bounds[1:])]
     kids = refine(lab_ax[0], [b - a for a, b in zip(bounds, bounds[1:])], 'sum')
     return [[k] for k in kids]
@@ -141,13 +145,17 @@ def r_slice(T, func, args, kwargs, out):
     if step != 1:
         for s in lx[d]: fix(s, f'a strided slice ({T.op})')
         T.set(out, lx[:d] + [[Space(out.shape[d], 'strided slice')] if out.shape[d] != 1 else []] + lx[d + 1:]); return
-    if end - start == n: T.set(out, lx); return
+    T.set(out, _span(T, lx, d, n, start, end, 'one position sliced'))
+
+def _span(T, lx:list, d:int, n:int, start:int, end:int, one:str)->list:
+    "The label of x[..., start:end, ...] (axis d, of n units, refined into a direct sum at the cuts); one unit taken is fixed, for reason `one`."
+    if end - start == n: return lx
     pieces = _span_split(T, lx[d], n, [start, end])
     bounds = sorted({0, n, start, end}); piece = pieces[bounds.index(start)]
     T.taken += piece; T.untaken += [s for p in pieces if p is not piece for s in p]
-    T.set(out, lx[:d] + [piece if out.shape[d] != 1 else []] + lx[d + 1:])
-    if out.shape[d] == 1:
-        for s in piece: fix(s, f'one position sliced ({T.op})')
+    if end - start == 1:
+        for s in piece: fix(s, f'{one} ({T.op})')
+    return lx[:d] + [piece if end - start != 1 else []] + lx[d + 1:]
 
 # %% ../nbs/06f_shape_rules.ipynb #296ebee5
 def r_split(T, func, args, kwargs, out):

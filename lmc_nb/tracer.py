@@ -41,6 +41,8 @@ class Tracer(TorchDispatchMode):
         self.vals = {}                      # id of an integer tensor → the space its *values* index (topk's indices: the axis they chose from)
         self.looked = []                    # the value spaces a lookup unified with the axis it looked up (a stacked weight's experts)
         self.unordered = []                 # (slots, value space, why) of each choice in no set order (unsorted topk): see `settle`
+        self.literal, self.read_scalar = set(), False   # ids of tensors written as Python literals (x[..., [-2]]), made before any number was read back
+                                                         # (.item(): a literal after it may hold what it read; a boolean read only chose a branch, as in any trace)
     def label(self, t:Tensor)->list:
         k = id(t)
         if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
@@ -62,6 +64,9 @@ class Tracer(TorchDispatchMode):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         self.ops.append((func, args, kwargs, out, self.where[-1]))
+        p = func.overloadpacket
+        if p is aten._local_scalar_dense and not isinstance(out, bool): self.read_scalar = True   # a literal made after a number was read back
+        elif p in (aten.lift_fresh, aten.lift_fresh_copy) and not self.read_scalar: self.literal.add(id(out))
         self.keep += _tensors((args, kwargs, out))
         return out
     def replay(self, outputs:list):
@@ -133,7 +138,8 @@ def r_unknown(T, func, args, kwargs, out):
     for t in _tensors(out): T.set(t, fresh(t.shape, why))
 
 _RANDOM = ('rand_like', 'randn_like', 'bernoulli', 'bernoulli_', 'normal_', 'uniform_', 'randint_like', 'dropout', 'native_dropout')
-_CONSTANT = ('zeros', 'ones', 'full', 'empty', 'new_zeros', 'new_ones', 'new_full', 'new_empty', 'scalar_tensor', 'empty_strided')
+_CONSTANT = ('zeros', 'ones', 'full', 'empty', 'new_zeros', 'new_ones', 'new_full', 'new_empty', 'scalar_tensor', 'empty_strided',
+             'zeros_like', 'ones_like', 'full_like')   # x's shape, not its values: constant too (GIT's token types, zeros_like(x)[..., 0])
 
 def r_factory(T, func, args, kwargs, out):
     "A tensor made inside forward: a constant one (zeros, ones, full) looks the same under any permutation; any other stays fixed."
