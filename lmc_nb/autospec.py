@@ -160,13 +160,15 @@ def _reason(why:str)->str: return why.split(' (')[0] if 'no rule' not in why els
 EXPERTS = 'experts addressed by offsets'                                # the experts' axis of stacked expert weights (06g_layer_rules, eq. 4)
 BOUNDARY = ('model input', 'model output', 'rows looked up by index')    # axes that are the model's inputs and outputs, not hidden units
 
+def _fixed_below(s:Space):
+    "The reason `s` or the first fixed space it is refined into (sum parts, product factors, all the way down) is fixed; None if none is."
+    s = find(s)
+    if s.fixed: return s.fixed
+    return next((r for k in s.kids or () if (r := _fixed_below(k)) is not None), None)
+
 def _first_fixed(ax:list):
-    "The reason the first fixed space of one axis label is fixed (None if none is)."
-    for s in ax:
-        for l in leaves(s):
-            for _, p in (_sum_parts(l) if find(l).kind == 'sum' else [(0, l)]):
-                if find(p).fixed: return find(p).fixed
-    return None
+    "The reason the first fixed space of one axis label is fixed (None if none is): a part of a part counts (DeepSeek's rotary key dims, a pair of factors inside one part of kv_a_proj's rows)."
+    return next((r for s in ax if (r := _fixed_below(s)) is not None), None)
 
 def coverage_report(tensors:dict, groups:dict, shapes:dict,
                     looked:set=None, # ids of the root spaces that indices looked up (`Tracer.looked`): a 3-D weight's axis 0 among them holds experts

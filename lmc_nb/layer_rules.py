@@ -17,7 +17,8 @@ aten = torch.ops.aten
 # %% auto #0
 __all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
            'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
-           'r_index_add', 'r_im2col', 'r_col2im', 'r_solve_triangular', 'r_index_put', 'r_weight_norm', 'r_complex']
+           'r_index_add', 'r_im2col', 'r_unfold', 'r_col2im', 'r_solve_triangular', 'r_index_put', 'r_weight_norm',
+           'r_complex']
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -285,6 +286,14 @@ def r_im2col(T, func, args, kwargs, out):
     else: unify_axis([s], lx[c], T.op)
     T.set(out, lx[:c] + [[s] if out.shape[c] != 1 else [], [Space(out.shape[-1], sp)] if out.shape[-1] != 1 else []])
 
+def r_unfold(T, func, args, kwargs, out):
+    "x.unfold(d, size, step): sliding windows along axis d, each a new last axis — d's units are positions read in order, so they stay (one window of the whole axis keeps them, in order); the other axes pass."
+    x = args[0]; d, size = _dim(args[1], x.ndim), args[2]; lx = list(T.label(x)); n = x.shape[d] if x.ndim else 1
+    if size == n: T.set(out, lx[:d] + [[]] + lx[d + 1:] + [lx[d]]); return
+    why = f'sliding windows along an axis ({T.op})'
+    for s in lx[d]: fix(s, why)
+    T.set(out, lx[:d] + [[Space(out.shape[d], why)] if out.shape[d] != 1 else []] + lx[d + 1:] + [[Space(size, why)] if size != 1 else []])
+
 def r_col2im(T, func, args, kwargs, out):
     "fold (col2im): (N, C·k, L) → (N, C, H, W), each channel's k kernel positions summed into place — channels move, the rest stays."
     x = args[0]; lx = T.label(x); sp = f'spatial axes of a fold ({T.op})'; c = x.ndim - 2
@@ -338,7 +347,7 @@ def r_index_put(T, func, args, kwargs, out):
 
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.index_put: r_index_put, aten.index_put_: r_index_put,
               aten._index_put_impl_: r_index_put, aten.im2col: r_im2col, aten.col2im: r_col2im, aten.linalg_solve_triangular: r_solve_triangular,
-              aten.log_sigmoid_forward: r_pointwise})   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)
+              aten.log_sigmoid_forward: r_pointwise, aten.unfold: r_unfold})   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)
 LOOKUPS.update({aten.index_add, aten.index_add_, aten.index_put, aten.index_put_, aten._index_put_impl_})   # they read their indices as indices (eq. 5)
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
