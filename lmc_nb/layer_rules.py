@@ -347,9 +347,9 @@ def r_index_put(T, func, args, kwargs, out):
 
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.index_put: r_index_put, aten.index_put_: r_index_put,
               aten._index_put_impl_: r_index_put, aten.im2col: r_im2col, aten.col2im: r_col2im, aten.linalg_solve_triangular: r_solve_triangular,
-              aten.log_sigmoid_forward: r_pointwise, aten.unfold: r_unfold})
+              aten.log_sigmoid_forward: r_pointwise, aten.unfold: r_unfold})   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)
 for o in (aten.reflection_pad1d, aten.reflection_pad2d, aten.reflection_pad3d, aten.replication_pad1d, aten.replication_pad2d,
-          aten.replication_pad3d, aten._pad_circular): RULES[o] = r_pad   # padded axes read positions (TResNet's anti-aliasing); the others pass   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)
+          aten.replication_pad3d, aten._pad_circular): RULES[o] = r_pad   # padded axes read positions (TResNet's anti-aliasing); the others pass
 LOOKUPS.update({aten.index_add, aten.index_add_, aten.index_put, aten.index_put_, aten._index_put_impl_})   # they read their indices as indices (eq. 5)
 
 # %% ../nbs/06g_layer_rules.ipynb #ef5dc989
