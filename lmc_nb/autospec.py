@@ -18,7 +18,7 @@ from .nnutil import call_model, model_outputs
 from .perm import PermSpec, Axis, group_errors, control_error, refuse_vacuous
 from .weights import buffer_names
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
-from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT
+from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, _below
 from .shape_rules import *
 from .layer_rules import *
 
@@ -160,15 +160,9 @@ def _reason(why:str)->str: return why.split(' (')[0] if 'no rule' not in why els
 EXPERTS = 'experts addressed by offsets'                                # the experts' axis of stacked expert weights (06g_layer_rules, eq. 4)
 BOUNDARY = ('model input', 'model output', 'rows looked up by index')    # axes that are the model's inputs and outputs, not hidden units
 
-def _fixed_below(s:Space):
-    "The reason `s` or the first fixed space it is refined into (sum parts, product factors, all the way down) is fixed; None if none is."
-    s = find(s)
-    if s.fixed: return s.fixed
-    return next((r for k in s.kids or () if (r := _fixed_below(k)) is not None), None)
-
 def _first_fixed(ax:list):
-    "The reason the first fixed space of one axis label is fixed (None if none is): a part of a part counts (DeepSeek's rotary key dims, a pair of factors inside one part of kv_a_proj's rows)."
-    return next((r for s in ax if (r := _fixed_below(s)) is not None), None)
+    "The reason the first fixed space of one axis label is fixed (None if none is), looking all the way down its refinements: a part of a part counts (DeepSeek's rotary key dims, a pair of factors inside one part of kv_a_proj's rows)."
+    return next((find(d).fixed for s in ax for d in _below(s) if find(d).fixed), None)
 
 def coverage_report(tensors:dict, groups:dict, shapes:dict,
                     looked:set=None, # ids of the root spaces that indices looked up (`Tracer.looked`): a 3-D weight's axis 0 among them holds experts
