@@ -9,7 +9,7 @@ import torch
 from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
-from .perm import PermSpec, hungarian, permute_model, apply_perm
+from .perm import PermSpec, hungarian, permute_model, apply_perm, compose_perms
 from .weights import Weights, check_compatible
 from .match import _pair_max, weight_matching
 
@@ -67,7 +67,8 @@ def activation_matching(A:nn.Module, B:nn.Module, # two models of one architectu
     rest = [g for g in (spec.groups if spec else []) if g not in perms]
     if rest:   # e.g. the dimensions q and k share inside a head, which no layer reads: weight matching, the other groups already aligned
         more, _ = weight_matching(spec.subset(rest), wa.sd, apply_perm(spec, wb.sd, perms))
-        perms.update(more)
+        one = lambda q: {g: q[g] if g in q else torch.arange(n) for g, n in spec.check(wa.sd).items()}
+        perms = compose_perms(one(perms), one(more), spec)                    # after those: a σ per expert follows its expert (eq. slice)
     return perms
 
 # %% ../nbs/06aa_act_match.ipynb #4da119d6

@@ -17,7 +17,7 @@ from .checkpoint import write_atomic, find_checkpoint
 from .nnutil import has_batchnorm, eval_mode, load_weights
 from .interp import lmc_curve
 from .weights import Weights, check_compatible
-from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, call_model
+from .perm import PermSpec, apply_perm, permute_model, random_perms, invert_perm, invert_perms, call_model
 from .match import weight_matching
 from .act_match import activation_matching
 from .merge import repair_curve
@@ -250,7 +250,7 @@ def planted_row(name:str, model:nn.Module, x,
     P = random_perms(spec, sd, seed=1)
     sb = apply_perm(spec, sd, P) if P else {}
     Q, _ = weight_matching(spec, sd, sb) if P else ({}, None)
-    same = all(torch.equal(Q[g], invert_perm(P[g])) for g in P)
+    inv = invert_perms(P, spec); same = all(torch.equal(Q[g], inv[g]) for g in P)
     tied = not same and all(torch.equal(v, sd[k]) for k, v in apply_perm(spec, sb, Q).items())   # units identical in the model (an all-zero
     exact = same or tied                                                      # buffer's columns): swapping them gives A's weights exactly
     fixed = '; '.join(f'{k} ({v})' for k, v in spec.fixed.items() if k not in ('model input', 'model output'))

@@ -19,7 +19,7 @@ from .weights import effective_state_dict
 from .merge import repair, repair_curve, merged_model, repair_points
 from .data import Loader
 from .asym import dense_twin, AsymConv2d, AsymLinear
-from .perm import PermSpec, apply_perm, random_perms, invert_perm, lap_backend
+from .perm import PermSpec, apply_perm, random_perms, invert_perm, invert_perms, lap_backend
 from .match import weight_matching, weight_matching_reference, match_objective
 from .autospec import auto_spec, ram_bytes
 import numpy as np
@@ -188,6 +188,10 @@ def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None
 
 
 # %% ../nbs/12a_bench.ipynb #90339cb7
+def _recovered(spec:PermSpec, found:dict, planted:dict)->bool:
+    "Is `found` the inverse of the planted permutations (eq. slice: one-slice groups through `invert_perms`)?"
+    inv = invert_perms(planted, spec); return all(torch.equal(found[g], inv[g]) for g in planted)
+
 def _spec_seconds(A:nn.Module, x)->float:
     "Seconds `auto_spec` takes to derive and prove A's spec on `x` (the part of our matching the lines' `ours_s` leaves out: the peer's time includes its own tracing)."
     with warnings.catch_warnings():
@@ -201,7 +205,7 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, re
     peer = _rebasin_peer(A, B, spec, x)
     if peer.get('rebasin_s', math.inf) < 5: repeat = max(repeat, 3); peer = _rebasin_peer(A, B, spec, x, repeat)   # cheap: best of 3, every side
     t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
-    found = {} if planted is None else dict(recovered=all(torch.equal(po[g], invert_perm(planted[g])) for g in planted))
+    found = {} if planted is None else dict(recovered=_recovered(spec, po, planted))
     scipy = {}
     if lap_backend() != 'scipy':
         t_s, (_, os_) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol, solver='scipy'), repeat)
@@ -241,7 +245,7 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
     sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
     t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
     t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
-    recovered = all(torch.equal(po[k], invert_perm(pi[k])) for k in pi)
+    recovered = _recovered(spec, po, pi)
     if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
     yield report_line(f"match_{'mlp512' if quick else 'resnet20x4'}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
 

@@ -14,6 +14,7 @@ from torch import nn, Tensor
 from .data import Data
 from .features import feature_stats
 from fastcore.basics import patch
+from dataclasses import replace
 from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
 from .weights import Weights, effective_state_dict, check_compatible
 
@@ -23,6 +24,7 @@ __all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weig
 # %% ../nbs/06a_match.ipynb #a1ea8456
 def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
     "numpy `Axis.to_front`."
+    if e.at is not None: return _np_front(np.take(w, e.at[1], axis=e.at[0]), e.slice_of(torch.empty(w.shape, device='meta'))[1])   # one slice (eq. slice)
     w = np.moveaxis(w, e.axis, 0)
     if e.inner: P = e.positions(len(w)).numpy(); return w[P.reshape(-1)].reshape(len(P), -1)   # eq. steps (06_perm)
     if e.span is not None: w = w[e.span[0]:e.span[1]]
@@ -32,6 +34,9 @@ def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
 # %% ../nbs/06a_match.ipynb #9e93ece6
 def _np_take(w:np.ndarray, e:Axis, p)->np.ndarray:
     "numpy `Axis.permute`."
+    if e.at is not None:                                                      # one slice (eq. slice), put back in its place
+        w = w.copy(); ix = [slice(None)] * w.ndim; ix[e.at[0]] = e.at[1]; ix = tuple(ix)
+        w[ix] = _np_take(w[ix], e.slice_of(torch.empty(w.shape, device='meta'))[1], p); return w
     if e.inner:                                                               # eq. steps (06_perm): unit u's positions take unit p[u]'s values
         P = e.positions(w.shape[e.axis]).numpy(); idx = np.arange(w.shape[e.axis]); idx[P.reshape(-1)] = P[np.asarray(p)].reshape(-1)
         return np.take(w, idx, axis=e.axis)
@@ -48,7 +53,11 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
     A = {k: v.double().numpy() for k, v in sa.items()}; B = {k: v.double().numpy() for k, v in sb.items()}
     bt, sizes = spec.by_tensor(), spec.check(sa)
     perm = {g: (init[g].cpu().numpy() if init and g in init else np.arange(n)) for g, n in sizes.items()}
-    def permuted(name, skip):                       # B's tensor `name` permuted on every axis but `skip`
+    movers = {g: own for g, (_, _, own) in spec.slices().items()}
+    def here(g, e):                                 # a one-slice entry at the slot its slice has reached in B permuted (eq. slice)
+        if e.at is None or movers[g] is None: return e
+        return replace(e, at=(e.at[0], int(np.argsort(perm[movers[g]])[e.at[1]])))
+    def permuted(name, skip):                       # B's tensor `name` permuted on every axis but `skip` (one-slice entries first: their own index)
         w = B[name]
         for g, e in bt[name]:
             if (g, e) != skip: w = _np_take(w, e, perm[g])
@@ -59,7 +68,7 @@ def weight_matching_reference(spec:PermSpec, sa:dict, sb:dict, max_iter:int=100,
         for gi in torch.randperm(len(names), generator=gen).tolist():
             g = names[gi]; n = sizes[g]
             C = np.zeros((n, n))
-            for e in spec.groups[g]: C += _np_front(A[e.tensor], e) @ _np_front(permuted(e.tensor, (g, e)), e).T
+            for e in spec.groups[g]: f = here(g, e); C += _np_front(A[e.tensor], f) @ _np_front(permuted(e.tensor, (g, e)), f).T
             _, ci = linear_sum_assignment(C, maximize=True)
             old, new = np.vdot(C, np.eye(n)[perm[g]]), np.vdot(C, np.eye(n)[ci])
             if new > old + 1e-9 * max(abs(old), 1): perm[g], progress = ci, True
@@ -88,6 +97,7 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
 # %% ../nbs/06a_match.ipynb #5fc13c26
 def _width(t:Tensor, e:Axis)->int:
     "Columns of entry e's (units, -1) matrix (`Axis.to_front`), from shapes alone."
+    if e.at is not None: u, f = e.slice_of(t); return _width(u, f)        # one slice (eq. slice)
     a = e.axis % t.ndim; n = t.shape[a]
     if e.inner: return t.numel() // n * e.positions(n).shape[1]           # eq. steps (06_perm): each unit's positions
     return t.numel() // n * ((e.span[1] - e.span[0]) if e.span is not None else n) // e.size(t)
@@ -107,15 +117,23 @@ class _Scores:
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
         self.Bp = {k: v.clone() if v is sb[k] else v for k, v in self.Bp.items()}   # ours: permuted in place from now on (see `assign`)
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
-        self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e)] for g, e in ents}   # the tensor's other permuted axes
+        apart = lambda e, f: e.at is not None and f.at is not None and e.at[0] == f.at[0] and e.at[1] != f.at[1]   # other slices: never in e's score
+        self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e) and not apart(e, f)] for g, e in ents}   # the tensor's other permuted axes
         self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
         self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
-        self.block = {(g, e): _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
+        self.movers = {g: own for g, (_, _, own) in spec.slices().items()}    # one-slice groups (eq. slice) → the group moving their slices
+        sliced = {e.tensor for g in self.movers for e in spec.groups[g]}        # their tensors' scores: recomputed whole, never updated (a slice moves)
+        self.unkept = {g for g, es in spec.groups.items() if any(e.tensor in sliced for e in es)}
+        self.block = {(g, e): None if g in self.unkept else _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
         a_bytes = sum(t.numel() * t.element_size() for t in self.A.values())
         self.keeps, self.seen = _kept_groups(self, keep * a_bytes), set()       # seen: groups whose score was computed whole at least once
         self.kept_bytes, self.more = sum(self.score_bytes(g) for g in self.keeps), more * a_bytes
         self._scratch = threading.local()                                     # each solving thread's float64 scratch for `hungarian_warm`
         self.picked = {}                                                      # block group → its state when last picked by eq. (product) on all entries
+    def here(self, g, e:Axis)->Axis:
+        "Entry e of group g as it sits in B permuted now: a one-slice entry at the slot its mover put its slice in (eq. slice), both for A and for B."
+        own = self.movers.get(g)
+        return e if e.at is None or own is None else replace(e, at=(e.at[0], int(invert_perm(self.perms[own])[e.at[1]])))
     def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
     def state(self, g, sibs:list)->tuple:
         "What a product move of block group g depends on besides its within-block siblings (which the move re-solves after it): its own and its other inputs' versions."
@@ -125,7 +143,7 @@ class _Scores:
     def promote(self, g)->bool:
         "Keep g's score from now on if it is computed whole a second time (it is being re-solved, so likely again) and fits the budget `more`."
         if g not in self.seen: self.seen.add(g); return False
-        if not any(self.others[g, e] for e in self.spec.groups[g]) or self.kept_bytes + self.score_bytes(g) > self.more: return False
+        if g in self.unkept or not any(self.others[g, e] for e in self.spec.groups[g]) or self.kept_bytes + self.score_bytes(g) > self.more: return False
         self.keeps.add(g); self.kept_bytes += self.score_bytes(g); return True
     def scratch(self, n:int)->Tensor:
         "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
@@ -140,7 +158,7 @@ def _kept_groups(m:_Scores, budget:float)->set:
     out, used = set(), 0
     for g in sorted(cost, key=lambda g: -cost[g]):
         b = m.score_bytes(g)
-        if cost[g] > 0 and used + b <= budget: out.add(g); used += b
+        if cost[g] > 0 and used + b <= budget and g not in m.unkept: out.add(g); used += b
     return out
 
 
@@ -150,13 +168,14 @@ def fixed(self:_Scores, g, inv:Tensor)->Tensor:
     "The summed scores (in `dtype`, columns in B's own unit order) of g's entries that no other permutation touches (biases, norms, a first layer): one product."
     es, n = [e for e in self.spec.groups[g] if not self.others[g, e]], self.sizes[g]
     if not es: return torch.zeros(n, n, dtype=self.dtype, device=self.dev)
+    es = [self.here(g, e) for e in es]
     return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1)[inv].T
 
 @patch
 def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
     "`fixed` plus entries `es`, computed now: each added in place (B's rows put in its own order first), so no (n, n) temporary is made."
     S = self.fixed(g, inv)
-    for e in es: S.addmm_(e.to_front(self.A[e.tensor]), e.to_front(self.Bp[e.tensor])[inv].T)
+    for e in map(lambda e: self.here(g, e), es): S.addmm_(e.to_front(self.A[e.tensor]), e.to_front(self.Bp[e.tensor])[inv].T)
     return S
 
 @patch
@@ -179,7 +198,7 @@ def score(self:_Scores, g, known:set=None)->Tensor:
 def assign(self:_Scores, g, p:Tensor):
     "Set group g's permutation to `p`, re-permuting its tensors of B once, in place: each keeps its memory, so the heap does not fill with freed blocks of every size (a fresh tensor per move took a ResNet-50's peak from 2.5× to 3.5× its weights)."
     rel = invert_perm(self.perms[g])[p]
-    for e in self.spec.groups[g]: t = self.Bp[e.tensor]; t.copy_(e.permute(t, rel))
+    for e in self.spec.groups[g]: t = self.Bp[e.tensor]; t.copy_(self.here(g, e).permute(t, rel))
     self.perms[g] = p; self.version[g] += 1
 
 
@@ -277,6 +296,7 @@ def _product_siblings(m:_Scores)->dict:
     for g, es in m.spec.groups.items():
         for e in es:
             if e.view is None or e.sub >= len(e.view) - 1 or e.inner: continue   # the innermost sub has nothing inside its blocks
+            if g in m.unkept: continue                                        # tensors with one-slice groups (eq. slice): plain descent
             nd = m.A[e.tensor].ndim
             if any(f.inner and f.steps()[0][:2] == (e.span, e.view) and f.sub > e.sub and f.axis % nd == e.axis % nd for _, f in bt[e.tensor]):
                 continue                                                      # units a step inside a later sub: its whole score, not relaxed

@@ -4,6 +4,7 @@
 
 # %% ../nbs/02_models.ipynb #66cb0ad4
 from __future__ import annotations
+import torch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from fastcore.basics import patch
@@ -12,7 +13,7 @@ from .nnutil import ACTIVATIONS, make_activation
 
 # %% auto #0
 __all__ = ['ACTS', 'NORMS', 'VGG11_CFG', 'layer_seed', 'act_module', 'ChannelLayerNorm', 'unit_entries', 'out_entries',
-           'ni_mlp_fixed', 'MLP', 'ni_resnet_fixed', 'BasicBlock', 'ResNet20', 'VGG11']
+           'ni_mlp_fixed', 'MLP', 'ni_resnet_fixed', 'BasicBlock', 'ResNet20', 'VGG11', 'MoE']
 
 # %% ../nbs/02_models.ipynb #81817900
 def layer_seed(mask_seed:int, i:int)->int:
@@ -238,3 +239,27 @@ def perm_spec(self:VGG11)->dict:
     return {f'c{j}': out_entries(self.convs[j], f'convs.{j}.') + unit_entries(self.norms[j], f'norms.{j}.')
                      + unit_entries(self.acts[j], f'acts.{j}.') + [(f'convs.{j + 1}.weight' if j < n - 1 else 'head.weight', 1)]
             for j in range(n)}
+
+# %% ../nbs/02_models.ipynb #f9f60e4e
+class MoE(nn.Module):
+    "A mixture-of-experts MLP (eq. moe): embedding to width `d`, `experts` stacked two-layer experts of `hidden` units, `top_k` routed per input, a residual, a linear head."
+    def __init__(self, d_in:int=784, d:int=32, experts:int=4, hidden:int=16, top_k:int=2, n_classes:int=10, act:str='gelu'):
+        super().__init__()
+        if not 1 <= top_k <= experts: raise ValueError(f"MoE: top_k must be in 1..experts={experts}, got {top_k}")
+        self.top_k, self.act = top_k, make_activation(act)
+        self.embed, self.router, self.head = nn.Linear(d_in, d), nn.Linear(d, experts, bias=False), nn.Linear(d, n_classes)
+        self.w1 = nn.Parameter(torch.randn(experts, hidden, d) / d ** 0.5); self.b1 = nn.Parameter(torch.zeros(experts, hidden))
+        self.w2 = nn.Parameter(torch.randn(experts, d, hidden) / hidden ** 0.5)
+    def forward(self, x:Tensor)->Tensor:
+        x = self.embed(x.flatten(1)); v, i = self.router(x).topk(self.top_k, dim=-1); g = v.softmax(-1)   # (B, k) weights and experts
+        u = self.act(torch.einsum('bkhd,bd->bkh', self.w1[i], x) + self.b1[i])                          # each chosen expert's hidden units
+        return self.head(x + (g[..., None] * torch.einsum('bkdh,bkh->bkd', self.w2[i], u)).sum(1))
+
+@patch
+def perm_spec(self:MoE)->dict:
+    "The residual stream `d`; the experts as blocks with the router's rows (`experts`); each expert's hidden units on their own (`e0`, `e1`, …: entries on that expert's slice, `at`)."
+    E = self.w1.shape[0]
+    spec = {'d': out_entries(self.embed, 'embed.') + [('router.weight', 1), ('w1', 2), ('w2', 1), ('head.weight', 1)],
+            'experts': [('router.weight', 0), ('w1', 0), ('b1', 0), ('w2', 0)]}
+    for e in range(E): spec[f'e{e}'] = [dict(tensor='w1', axis=1, at=(0, e)), dict(tensor='b1', axis=1, at=(0, e)), dict(tensor='w2', axis=2, at=(0, e))]
+    return spec

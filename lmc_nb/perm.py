@@ -6,7 +6,7 @@
 from __future__ import annotations
 import functools, math, warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import numpy as np
 import torch
 from torch import nn, Tensor
@@ -19,9 +19,9 @@ from .nnutil import call_model, model_outputs, load_weights, eval_mode
 from torch.func import functional_call
 
 # %% auto #0
-__all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'random_perms', 'identity_perms',
-           'permute_model', 'group_errors', 'check_spec', 'control_error', 'refuse_vacuous', 'hungarian', 'sinkhorn',
-           'lap_backend', 'hungarian_warm']
+__all__ = ['COLD_LAPJV', 'Axis', 'PermSpec', 'apply_perm', 'invert_perm', 'compose_perms', 'invert_perms', 'random_perms',
+           'identity_perms', 'permute_model', 'group_errors', 'check_spec', 'control_error', 'refuse_vacuous',
+           'hungarian', 'sinkhorn', 'lap_backend', 'hungarian_warm']
 
 # %% ../nbs/06_perm.ipynb #513f1eb7
 @functools.lru_cache(maxsize=4096)
@@ -35,27 +35,35 @@ def _positions(n:int, steps:tuple)->Tensor:
 
 @dataclass(frozen=True)
 class Axis:
-    "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set; `inner`: further (span, view, sub) steps into those units."
+    "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set; `inner`: further (span, view, sub) steps into those units; `at`: (dim, index) — only in that slice of another axis (eq. slice)."
     tensor:str
     axis:int
     view:tuple = None
     sub:int = 0
     span:tuple = None   # (start, stop): a block of the axis (one part of a concatenation)
     inner:tuple = ()    # ((span, view, sub), ...): each narrows the units the step before left (a block of a head's dimensions, pairs inside it)
+    at:tuple = None     # (dim, index): the units of slice `index` of axis `dim` only (one expert's hidden units), in the tensor's own order
     def __post_init__(self):                                                  # hashable steps (a spec read back from JSON has lists)
         tup = lambda v: None if v is None else tuple(int(i) for i in v)
         object.__setattr__(self, 'inner', tuple((tup(s), tup(v), int(k)) for s, v, k in self.inner))
+        object.__setattr__(self, 'at', tup(self.at))
+    def slice_of(self, t:Tensor)->tuple:
+        "(t's slice this entry lives in, the entry on it without `at`): the slice `at` names, the axis renumbered for the missing `dim`."
+        d, k = self.at[0] % t.ndim, self.at[1]; a = self.axis % t.ndim
+        return t.select(d, k), replace(self, axis=a - (a > d), at=None)
     def steps(self)->tuple: return ((self.span, self.view, self.sub),) + tuple(tuple(s) for s in self.inner)
     def positions(self, n:int)->Tensor:
         "(units, m) table of the positions each unit occupies along an axis of size `n` (eq. steps)."
         return _positions(n, self.steps())
     def size(self, t:Tensor)->int:
+        if self.at is not None: u, e = self.slice_of(t); return e.size(u)
         if self.inner: return len(self.positions(t.shape[self.axis]))
         if self.view is not None: return self.view[self.sub]
         return t.shape[self.axis] if self.span is None else self.span[1] - self.span[0]
     def _block(self, u:Tensor)->Tensor: return u if self.span is None else u[self.span[0]:self.span[1]]
     def to_front(self, t:Tensor)->Tensor:
         "`t` as an (n, -1) matrix with the permuted units as rows."
+        if self.at is not None: u, e = self.slice_of(t); return e.to_front(u)
         if self.inner:                                                        # the table's positions, unit by unit
             P = self.positions(t.shape[self.axis]).to(t.device)
             return t.movedim(self.axis, 0)[P.reshape(-1)].reshape(len(P), -1)
@@ -64,6 +72,9 @@ class Axis:
         return t.reshape(t.shape[0], -1)
     def permute(self, t:Tensor, p:Tensor)->Tensor:
         "`t` with this axis reordered by `p`."
+        if self.at is not None:                                               # the slice permuted, put back in its place
+            u, e = self.slice_of(t); d = self.at[0] % t.ndim
+            return t.index_copy(d, torch.tensor([self.at[1]], device=t.device), e.permute(u, p).unsqueeze(d))
         if self.inner:                                                        # unit u's positions take unit p[u]'s values
             P = self.positions(t.shape[self.axis]).to(t.device); idx = torch.arange(t.shape[self.axis], device=t.device)
             idx[P.reshape(-1)] = P[p].reshape(-1); return t.index_select(self.axis, idx)
@@ -79,7 +90,7 @@ class PermSpec:
     def __init__(self, groups:dict,
                  buffers=None, # names of buffers among the spec's tensors (permuted with their units, not scored by weight matching); None: those named STAT_NAMES
                 ):
-        self.groups = {g: [e if isinstance(e, Axis) else Axis(*e) for e in es] for g, es in groups.items()}
+        self.groups = {g: [e if isinstance(e, Axis) else Axis(**e) if isinstance(e, dict) else Axis(*e) for e in es] for g, es in groups.items()}
         names = {e.tensor for es in self.groups.values() for e in es}
         self.buffers = frozenset(names & set(buffers) if buffers is not None else {t for t in names if t.rsplit('.', 1)[-1] in STAT_NAMES})
     @classmethod
@@ -97,17 +108,42 @@ class PermSpec:
         return PermSpec({g: [e for e in es if e.tensor not in self.buffers] or es for g, es in self.groups.items()}, buffers=self.buffers)
     def __repr__(self): return f"PermSpec({len(self.groups)} groups: {', '.join(list(self.groups)[:6])}{'…' if len(self.groups) > 6 else ''})"
     def by_tensor(self)->dict:
-        "tensor → list of (group, Axis) permuting it."
+        "tensor → list of (group, Axis) permuting it, in the order they apply: entries on one slice (`at`) first, so their index is the tensor's own (eq. slice)."
         out = {}
         for g, es in self.groups.items():
             for e in es: out.setdefault(e.tensor, []).append((g, e))
+        return {k: sorted(v, key=lambda ge: ge[1].at is None) for k, v in out.items()}
+    def slices(self)->dict:
+        "Group → (its family, its slice index, the group permuting the slices or None), for groups on one slice each (eq. slice); a family is the groups alike but for the index."
+        out = {}
+        for g, es in self.groups.items():
+            if all(e.at is None for e in es): continue
+            fam = tuple(sorted((e.tensor, e.axis, e.view, e.sub, e.span, e.inner, e.at[0]) for e in es))
+            e = es[0]; own = next((h for h, f in self.by_tensor()[e.tensor] if f.axis == e.at[0] and f.at is None), None)
+            out[g] = (fam, e.at[1], own)
         return out
+    def tied(self)->'PermSpec':
+        "The spec with each family of one-slice groups made one group shared by every slice (a subgroup: one σ for all experts), for code that takes no per-slice groups."
+        sl, out, first = self.slices(), {}, {}
+        for g, es in self.groups.items():
+            if g not in sl: out[g] = es; continue
+            h = first.setdefault(sl[g][0], g)
+            out.setdefault(h, [])
+            for e in es:
+                if (f := replace(e, at=None)) not in out[h]: out[h].append(f)
+        return PermSpec(out, buffers=self.buffers)
 
 # %% ../nbs/06_perm.ipynb #a11a69a3
 def _axis_size(g:str, e:Axis, sd:dict)->int:
     "The number of units axis `e` of group `g` permutes in the state dict `sd`, once its tensor, axis and view are checked."
     if e.tensor not in sd: raise ValueError(f"perm spec: group {g!r} names tensor {e.tensor!r}, which the model does not have")
     t = sd[e.tensor]
+    if e.at is not None:                                                # one slice: its index, then the entry on the slice
+        d, k = e.at
+        if not (0 <= d < t.ndim and 0 <= e.axis < t.ndim and d != e.axis):
+            raise ValueError(f"perm spec: group {g!r}: at={e.at} of {e.tensor!r} (axis {e.axis}) needs another axis, both counted from 0 of {t.ndim}")
+        if not 0 <= k < t.shape[d]: raise ValueError(f"perm spec: group {g!r}: slice {k} of axis {d} of {e.tensor!r} is out of range (size {t.shape[d]})")
+        u, f = e.slice_of(t); return _axis_size(g, f, {e.tensor: u})
     if not -t.ndim <= e.axis < t.ndim: raise ValueError(f"perm spec: {e.tensor!r} has {t.ndim} axes, group {g!r} names axis {e.axis}")
     a, b = e.span if e.span is not None else (0, t.shape[e.axis])
     if not 0 <= a < b <= t.shape[e.axis]: raise ValueError(f"perm spec: span {e.span} does not fit axis {e.axis} of {e.tensor!r} (size {t.shape[e.axis]})")
@@ -124,6 +160,9 @@ def _axis_size(g:str, e:Axis, sd:dict)->int:
 
 def _overlaps(e:Axis, f:Axis, n:int)->bool:
     "Do two entries on one tensor axis permute some of the same units along the same direction?"
+    if e.at is not None or f.at is not None:                            # slices of one other axis: apart unless the same slice
+        if e.at is not None and f.at is not None and e.at[0] == f.at[0] and e.at[1] != f.at[1]: return False
+        return _overlaps(replace(e, at=None), replace(f, at=None), n)
     if not (e.inner or f.inner):
         (a, b), (c, d) = e.span or (0, n), f.span or (0, n)
         if b <= c or d <= a: return False                               # disjoint blocks
@@ -149,7 +188,24 @@ def check(self:PermSpec, sd:dict)->dict:
             seen.setdefault(key, []).append((g, e))
             if sizes.setdefault(g, n) != n:
                 raise ValueError(f"perm spec: group {g!r} permutes {sizes[g]} units, but axis {e.axis} of {e.tensor!r} has {n}")
+    _check_slices(self, sd)
     return sizes
+
+def _check_slices(spec:PermSpec, sd:dict):
+    "One-slice groups (eq. slice): one index per group, no entry of the whole axis beside them, one group moving the slices; a family covers every slice those move."
+    sl, bt, fams = spec.slices(), spec.by_tensor(), {}
+    for g, (fam, k, own) in sl.items():
+        es = spec.groups[g]
+        if any(e.at is None or e.at[1] != k for e in es): raise ValueError(f"perm spec: group {g!r} mixes slices: every entry of a one-slice group names the same index")
+        for e in es:
+            movers = [h for h, f in bt[e.tensor] if f.axis == e.at[0] and f.at is None]
+            if movers != ([own] if own else []) or any(f.span is not None or f.view is not None or f.inner for h, f in bt[e.tensor] if h == own and f.axis == e.at[0]):
+                raise ValueError(f"perm spec: group {g!r}: the slices of axis {e.at[0]} of {e.tensor!r} must be moved by one group on the whole axis, or by none")
+        fams.setdefault(fam, {})[k] = (g, own, sd[es[0].tensor].shape[es[0].at[0]])
+    for fam, ks in fams.items():
+        g, own, n = next(iter(ks.values()))
+        if own is not None and sorted(ks) != list(range(n)):
+            raise ValueError(f"perm spec: group {own!r} moves the {n} slices that groups like {g!r} permute one by one, but only slices {sorted(ks)} have a group")
 
 # %% ../nbs/06_perm.ipynb #24b13fe8
 def apply_perm(spec:PermSpec, sd:dict, perms:dict)->dict:
@@ -167,9 +223,28 @@ def invert_perm(p:Tensor)->Tensor:
     "The inverse permutation: `p[invert_perm(p)] == arange`."
     return torch.argsort(p)
 
-def compose_perms(p:dict, q:dict)->dict:
-    "Applying `p` then `q` equals applying `compose_perms(p, q)`: each group's `p[g][q[g]]`."
-    return {g: p[g][q[g]] for g in p}
+def _slice_groups(spec:PermSpec)->tuple:
+    "({group: (family, index, mover)}, {(family, index): group}) of spec's one-slice groups."
+    sl = spec.slices() if spec is not None else {}
+    return sl, {(f, k): g for g, (f, k, _) in sl.items()}
+
+def compose_perms(p:dict, q:dict, spec:PermSpec=None)->dict:
+    "Applying `p` then `q` equals applying `compose_perms(p, q, spec)`: each group's `p[g][q[g]]`; a one-slice group takes the slice `p` moved there (eq. slice: pass `spec` when it has them)."
+    sl, at = _slice_groups(spec); out = {}
+    for g in p:
+        if g not in sl: out[g] = p[g][q[g]]; continue
+        f, j, own = sl[g]; k = invert_perm(p[own])[j].item() if own in p else j   # own slice j sits at k once p moved the slices
+        out[g] = p[g][q[at[f, k]]]
+    return out
+
+def invert_perms(perms:dict, spec:PermSpec=None)->dict:
+    "The permutations that undo `perms`: each group's inverse; a one-slice group's from the slice its mover brings there (eq. slice: pass `spec` when it has them)."
+    sl, at = _slice_groups(spec); out = {}
+    for g, p in perms.items():
+        if g not in sl: out[g] = invert_perm(p); continue
+        f, k, own = sl[g]; j = perms[own][k].item() if own in perms else k
+        out[g] = invert_perm(perms[at[f, j]])
+    return out
 
 def random_perms(spec:PermSpec, sd:dict, seed:int=0)->dict:
     "A random permutation for every group of `spec`."
