@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy, logging, math, os, warnings
 from collections import Counter
 from contextlib import nullcontext, contextmanager
+from dataclasses import replace
 import torch
 from torch import nn, Tensor
 try: from torch._subclasses.fake_tensor import FakeTensorMode      # private (since torch 2.0): without it, tracing is real
@@ -82,6 +83,7 @@ def trace_spaces(model:nn.Module, x,
         if n not in sd_keys: fix_label(tr.lab[id(t)], f'{n} is not in the state dict'); continue
         tensors[n] = tr.lab[id(t)]
     tr.settle(list(tensors.values()))                                   # choices in no set order whose order was read (06g eq. 6)
+    tr.sliced = tr.settle_fibers(tensors)                               # a σ per expert where gathered rows kept to themselves (06e eq. fiber)
     return tr, tensors
 
 # %% ../nbs/06h_autospec.ipynb #49ca6c78
@@ -106,8 +108,10 @@ def _axis_parts(ax:list)->list:
     return walk(facs, None, ()) if facs else []
 
 # %% ../nbs/06h_autospec.ipynb #b526937b
-def _spaces_to_groups(tensors:dict)->dict:
-    "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels."
+def _spaces_to_groups(tensors:dict,
+                      sliced:dict=None, # id(leaf space) → {tensor: its sliced axis} (`Tracer.settle_fibers`): one group per slice (06_perm eq. slice)
+                     )->dict:
+    "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels; a sliced space gives (id, slice) → one group per slice instead."
     groups = {}
     for n, lab in tensors.items():
         for i, ax in enumerate(lab):
@@ -116,7 +120,14 @@ def _spaces_to_groups(tensors:dict)->dict:
                 groups.setdefault(id(l), []).append(Axis(n, i, view, sub, span, inner))
     step = lambda span, view, sub: (f".{sub}" if view else '') + (f"@{span[0]}" if span else '')
     name = lambda e: f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + step(e.span, e.view, e.sub) + ''.join('/' + step(*s) for s in e.inner)
-    return {k: (name(es[0]), es) for k, es in groups.items()}
+    out = {}
+    for k, es in groups.items():
+        at = (sliced or {}).get(k)
+        if at is None or any(e.tensor not in at for e in es): out[k] = (name(es[0]), es); continue
+        E = {axis_size(tensors[e.tensor][at[e.tensor]]) for e in es}
+        if len(E) != 1: out[k] = (name(es[0]), es); continue                   # slices of different counts: one σ for all
+        for j in range(E.pop()): out[k, j] = (f"{name(es[0])}#{j}", [replace(e, at=(at[e.tensor], j)) for e in es])
+    return out
 
 def spec_from_labels(tensors:dict)->dict:
     "group → [Axis] from each state-dict tensor's labels (fixed spaces left out)."
@@ -218,6 +229,18 @@ def _ops_of(tensors:dict, spec:dict, g:str)->list:
     return list(dict.fromkeys(ops))[:6]
 
 # %% ../nbs/06h_autospec.ipynb #7122f256
+def _tie_refused(model:nn.Module, x, groups:dict, errs:dict, rtol:float, seed:int)->tuple:
+    "(groups, errors, how many families were tied): each family of one-slice groups with a group the proof refuses made one group for all its slices, and proved again."
+    sl = PermSpec(groups).slices(); fams = {sl[g][0] for g, e in errs.items() if g in sl and not e <= rtol}
+    if not fams: return groups, errs, 0
+    out, errs, new = {}, dict(errs), {}
+    for g, es in groups.items():
+        if g not in sl or sl[g][0] not in fams: out[g] = es; continue
+        h = g.rsplit('#', 1)[0]; errs.pop(g, None)
+        if h not in new: new[h] = out[h] = [replace(e, at=None) for e in es]
+    errs.update(group_errors(model, x, PermSpec(new), seed, copy=False)[0])
+    return out, errs, len(fams)
+
 def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tensors or a dict of keyword arguments
               strict:bool=True, # False: drop groups that fail the check, with a warning, instead of raising
               rtol:float=None, # relative output change allowed (default 1000 × the output dtype's epsilon)
@@ -232,9 +255,10 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
         if not fake: raise
         raise RuntimeError(f"auto_spec: {type(model).__name__}'s forward does not run on fake tensors ({type(e).__name__}: "
                            f"{str(e).splitlines()[0][:120]}); pass fake=False to trace it for real") from None
-    by_space = _spaces_to_groups(tensors); groups = dict(by_space.values())
+    by_space = _spaces_to_groups(tensors, tr.sliced); groups = dict(by_space.values())
     errs, dtype = group_errors(twin, x, PermSpec(groups), seed, copy=False) if groups else ({}, torch.float32)   # the twin is ours and dense
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol
+    groups, errs, tied = _tie_refused(twin, x, groups, errs, rtol, seed)     # a σ per slice the proof refuses: one σ for all those slices
     ctrl = control_error(twin, x, PermSpec(groups), seed, copy=False) if groups else None      # the negative control: a broken permutation must show
     if ctrl is not None:                                                      # (None: every group one axis, a symmetry whatever the permutation)
         try: refuse_vacuous(ctrl, rtol, type(model).__name__)
@@ -252,6 +276,7 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
     keep = {g: es for g, es in groups.items() if g not in bad}
     fixed = fixed_report(tensors)
     if bad: fixed['dropped: not a symmetry on the example input'] = len(bad)
+    if tied: fixed['a σ per slice refused by the proof: one σ for all slices'] = tied
     cov = coverage_report(tensors, keep, {k: tuple(v.shape) for k, v in twin.state_dict().items()}, {id(find(s)) for s in tr.looked})
     if cov['permuted'] < 0.5 * cov['units']:                                  # most of the model fixed: say so, with the largest reasons
         top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]

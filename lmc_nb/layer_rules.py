@@ -8,7 +8,7 @@ import math
 import torch
 from torch import Tensor
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
-from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, CARRY, LOOKUPS
+from .tracer import Tracer, Fiber, RULES, rule, r_unknown, r_factory, r_pointwise, r_same, _tensors, _dim, _bcast, _RANDOM, _CONSTANT, CARRY, LOOKUPS
 from .shape_rules import *
 from .shape_rules import _looked_up, _fix_named, _span
 
@@ -145,7 +145,7 @@ def r_index(T, func, args, kwargs, out):
     at = [k for k, t in enumerate(idx) if t is not None]
     if len(at) == 1 and (run := _literal_run(T, idx[at[0]], x.shape[at[0]])) is not None:   # x[..., [a, a+1, …], ...]: x[..., a:b, ...]
         T.set(out, _span(T, lx, at[0], x.shape[at[0]], *run, 'one position indexed'))
-        if T.values(x) is not None: T.set_values(out, T.values(x))
+        if T.values(x) is not None: T.set_values(out, T.values(x), like=x)
         return
     pos, its, at, named = [], [], 0, set()
     for t in idx:
@@ -161,10 +161,14 @@ def r_index(T, func, args, kwargs, out):
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
     new = _index_axes(T, its, out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
     rest = [l for i, l in enumerate(lx) if i not in pos]
+    if len(named) == 1 and len(its) == 1 and id(x) in T.names and rest:         # a stacked weight's rows gathered by chosen indices: its other
+        axes = [i for i in range(x.ndim) if i not in pos]                     # axes as fibers over the rows (eq. fiber of 06e_tracer)
+        rest, rows = [[Space(x.shape[i])] if x.shape[i] != 1 else [] for i in axes], [s for ax in new for s in ax]
+        T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named))) for i, f in zip(axes, rest) if f]
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
     else: T.set(out, fresh(out.shape, f'index result ({T.op})'))
-    if T.values(x) is not None: T.set_values(out, T.values(x))                 # indices looked up are indices still
+    if T.values(x) is not None: T.set_values(out, T.values(x), like=x)                 # indices looked up are indices still
 
 def r_index_select(T, func, args, kwargs, out):
     x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
@@ -172,7 +176,7 @@ def r_index_select(T, func, args, kwargs, out):
         for s in lx[d]: fix(s, f'{_indexed(T, x)} ({T.op})')
     lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
     T.set(out, lx)
-    if T.values(x) is not None: T.set_values(out, T.values(x))
+    if T.values(x) is not None: T.set_values(out, T.values(x), like=x)
 
 # %% ../nbs/06g_layer_rules.ipynb #99dc1dd5
 def r_embedding(T, func, args, kwargs, out):

@@ -36,7 +36,7 @@ def r_gather(T, func, args, kwargs, out):
     for i in range(x.ndim):
         if i != d and x.shape[i] == idx.shape[i] and x.shape[i] != 1: unify_axis(lx[i], li[i], T.op)
     T.set(out, li)
-    if T.values(x) is not None: T.set_values(out, T.values(x))                 # gathered indices are indices still
+    if T.values(x) is not None: T.set_values(out, T.values(x), like=x)                 # gathered indices are indices still
 
 def r_scatter(T, func, args, kwargs, out):
     "x.scatter(d, idx, src): src[i][j] written to x[i][idx[i][j]] — x's axis d moves with the units idx names (eq. 5), else stays; idx's and src's other axes are x's."

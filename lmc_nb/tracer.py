@@ -13,7 +13,8 @@ from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_s
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'RULES', 'CARRY', 'LOOKUPS', 'JOIN', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'r_pointwise', 'r_same']
+__all__ = ['aten', 'RULES', 'ROW_RULES', 'MIXES', 'CARRY', 'LOOKUPS', 'JOIN', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'Fiber',
+           'r_pointwise', 'r_same']
 
 # %% ../nbs/06e_tracer.ipynb #b83fe1d3
 def _writes(func, args)->list:
@@ -41,6 +42,8 @@ class Tracer(TorchDispatchMode):
         self.vals = {}                      # id of an integer tensor → the space its *values* index (topk's indices: the axis they chose from)
         self.looked = []                    # the value spaces a lookup unified with the axis it looked up (a stacked weight's experts)
         self.unordered = []                 # (slots, value space, why) of each choice in no set order (unsorted topk): see `settle`
+        self.src = {}                       # id of an integer tensor holding indices → the tensor they were first made as (views and copies keep it)
+        self.fibers = []                    # `Fiber`s: a stacked weight's other axes as each gathered row sees them (a σ per expert, see `settle_fibers`)
         self.literal, self.read_scalar = set(), False   # ids of tensors written as Python literals (x[..., [-2]]), made before any number was read back
                                                          # (.item(): a literal after it may hold what it read; a boolean read only chose a branch, as in any trace)
     def label(self, t:Tensor)->list:
@@ -57,9 +60,13 @@ class Tracer(TorchDispatchMode):
     def values(self, t:Tensor):
         "The space `t`'s values index (a value space), or None."
         return self.vals.get(id(t))
-    def set_values(self, t:Tensor, s:Space):
+    def set_values(self, t:Tensor, s:Space, like:Tensor=None):
+        "`t`'s values index `s`; `like`: the indices `t` holds the same values as (a view, copy or lookup of them), else new ones."
         if id(t) not in self.lab: self.keep.append(t)
-        self.vals[id(t)] = s
+        self.vals[id(t)] = s; self.src[id(t)] = self.src.get(id(like), id(like)) if like is not None else id(t)
+    def source(self, t:Tensor):
+        "Which indices `t` holds (one id for a tensor of indices and its views and copies), or None."
+        return self.src.get(id(t))
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
@@ -117,12 +124,66 @@ class Tracer(TorchDispatchMode):
         for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
             p = func.overloadpacket                                          # depends on which units they name, so those stay
             if not joined and (p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0])): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
+        carried = self._carried(ins) if self.fibers else []
+        if carried: self._row_local(rule, func, args, carried)
         rule(self, func, args, kwargs, out)
+        if carried:                                                           # a result that holds a fiber's units holds its rows
+            for o in _tensors(out): self._keeps_rows(o)
         if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
-            for o in _tensors(out): self.set_values(o, self.vals[id(args[0])])
+            for o in _tensors(out): self.set_values(o, self.vals[id(args[0])], like=args[0])
         if joined:                                                            # what a lookup by the result looks up, each part's space must be
             for t in held[1:]: unify(self.vals[id(held[0])], self.vals[id(t)], self.op)
             for o in _tensors(out): self.set_values(o, self.vals[id(held[0])])
+    def _fiber_map(self)->dict:
+        "id(root) of every space a live fiber's units are (or are refined into) → its fibers."
+        m = {}
+        for f in self.fibers:
+            if f.ok:
+                for d in _below(f.space): m.setdefault(id(d), []).append(f)
+        return m
+    def _carried(self, ts:list, m:dict=None)->list:
+        "The live fibers whose units some axis of a tensor in `ts` holds: [(tensor, fiber)]."
+        m = self._fiber_map() if m is None else m
+        if not m: return []
+        out = []
+        for t in ts:
+            lab = self.lab.get(id(t)) if id(t) not in self.const else None
+            seen = {id(f) for ax in lab or [] for s in ax for d in _below(s) for f in m.get(id(d), [])}
+            out += [(t, f) for f in self.fibers if id(f) in seen]
+        return out
+    def _row_local(self, rule, func, args, carried:list):
+        "Before an op reads a fiber's units: an op not known to act row by row, or one that mixes along an axis holding the fiber's rows (a product's contracted axis, a softmax's, a norm's), ends it."
+        if rule is None or rule.__name__ not in ROW_RULES:
+            for _, f in carried: f.end(f'{self.op} reads them')
+            return
+        mixes = MIXES.get(func.overloadpacket)
+        for t, axes in (mixes(args) if mixes else []):
+            if not isinstance(t, Tensor): continue
+            lab = self.label(t); along = {id(find(l)) for a in axes for s in lab[a % max(t.ndim, 1)] for l in leaves(s)} if t.ndim else set()
+            for u, f in carried:
+                if u is t and along & f.row_ids(): f.end(f'{self.op} mixes its rows')
+    def _keeps_rows(self, o:Tensor):
+        "A result holding a fiber's units without all of its rows (a sum over them, a slice of them) mixed or dropped them: that fiber ends."
+        for _, f in self._carried([o]):
+            have = {id(find(l)) for ax in self.label(o) for s in ax for l in leaves(s)}
+            if not f.row_ids() <= have: f.end(f'{self.op} dropped its rows')
+    def settle_fibers(self, tensors:dict)->dict:
+        "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
+        for f in self.fibers: unify_axis([f.space], f.base, 'the rows of a gathered weight')
+        cls, pa = {}, {}
+        for f in self.fibers:
+            for d in _below(f.space): cls.setdefault(id(d), {})[id(f)] = f
+        for n, lab in tensors.items():
+            for i, ax in enumerate(lab):
+                for s in ax:
+                    for d in _below(s): pa.setdefault(id(d), set()).add((n, i))
+        out = {}
+        for rid, fs in cls.items():
+            fs = list(fs.values()); names = {n for f in fs for n in f.names if n in tensors}
+            mine = {(n, f.axis) for f in fs for n in f.names}
+            if all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
+                out[rid] = {n: f.at for f in fs for n in f.names if n in tensors}
+        return out
     def settle(self, params:list):
         "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
         held = {id(find(d)) for lab in params for ax in lab for s in ax for d in _below(s)}
@@ -166,6 +227,26 @@ def _bcast(T, ts:list, out:Tensor):
     for i in range(out.ndim):
         if out.shape[i] != 1 and not ol[i]: ol[i] = [Space(out.shape[i])]
     return ol
+
+# %% ../nbs/06e_tracer.ipynb #b450250b
+ROW_RULES = {'r_pointwise', 'r_same', 'r_view', 'r_permute', 'r_transpose', 'r_unsqueeze', 'r_squeeze', 'r_expand', 'r_slice', 'r_select',
+             'r_split', 'r_cat', 'r_stack', 'r_reduce', 'r_copy', 'r_repeat', 'r_index', 'r_pad', 'r_softmax', 'r_layer_norm', 'r_mm', 'r_ignore'}
+_SOFT = lambda a: [(a[0], [a[1]])]
+MIXES = {aten.mm: lambda a: [(a[0], [1]), (a[1], [0])], aten.bmm: lambda a: [(a[0], [2]), (a[1], [1])],   # (tensor, the axes an op mixes along)
+         aten.addmm: lambda a: [(a[1], [1]), (a[2], [0])], aten.baddbmm: lambda a: [(a[1], [2]), (a[2], [1])],
+         aten.mv: lambda a: [(a[0], [1]), (a[1], [0])], aten.dot: lambda a: [(a[0], [0]), (a[1], [0])], aten.vdot: lambda a: [(a[0], [0]), (a[1], [0])],
+         aten._softmax: _SOFT, aten._log_softmax: _SOFT, aten.softmax: _SOFT, aten.log_softmax: _SOFT, aten._safe_softmax: _SOFT,
+         aten.native_layer_norm: lambda a: [(a[0], list(range(a[0].ndim - len(a[1]), a[0].ndim)))]}
+
+class Fiber:
+    "One of a stacked weight's other axes as gathered rows see it (eq. fiber): `space`, beside the weight's own label of that axis `base`; live while only row-by-row ops read it."
+    def __init__(self, space:Space, base:list, axis:int, rows:list, source, names:list, at:int):
+        self.space, self.base, self.axis, self.rows, self.source, self.names, self.at = space, base, axis, rows, source, names, at
+        self.ok, self.why = True, None
+    def row_ids(self)->set: return {id(find(l)) for s in self.rows for l in leaves(s)}
+    def end(self, why:str):
+        if self.ok: self.ok, self.why = False, why
+    def __repr__(self): return f"Fiber({'/'.join(self.names)} axis {self.axis} over axis {self.at}: {'live' if self.ok else self.why})"
 
 # %% ../nbs/06e_tracer.ipynb #e1715f58
 def r_pointwise(T, func, args, kwargs, out):
