@@ -19,7 +19,7 @@ from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permut
 from .weights import Weights, effective_state_dict, check_compatible
 
 # %% auto #0
-__all__ = ['weight_matching_reference', 'match_objective', 'greedy_start', 'weight_matching', 'align_weights']
+__all__ = ['SLICE_PAIRS', 'weight_matching_reference', 'match_objective', 'greedy_start', 'weight_matching', 'align_weights']
 
 # %% ../nbs/06a_match.ipynb #a1ea8456
 def _np_front(w:np.ndarray, e:Axis)->np.ndarray:
@@ -242,10 +242,15 @@ def _greedy(m:_Scores, threads:int=1, products:bool=True)->dict:
     known, tensors, done = set(), {g: {e.tensor for e in es} for g, es in m.spec.groups.items()}, {}
     sibs = _product_siblings(m) if products else {}                           # block groups: solved by eq. (product) below, the
     own = {(g, e): set(hs) for g in sibs for e, hs in sibs[g]}                # within-block siblings on an entry's own axis relaxed, not waited for
+    slices = _slice_siblings(m) if products else {}                           # movers of one-slice families: picked by eq. (slices), the families relaxed
+    for g, fams in slices.items():
+        fs = {h for hs in fams for h in hs}
+        for e in m.spec.groups[g]: own[g, e] = own.get((g, e), set()) | (fs & set(m.others[g, e]))
     def determined(g):
         return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known | own.get((g, e), set())) / sum(m.width[g, e] for e in m.spec.groups[g])
     def solve(g):
         if g in sibs: return _block_pick(m, g, sibs[g], set(m.sizes) - known), None
+        if g in slices and (p := _slice_pick(m, g, slices[g], set(m.sizes) - known)) is not None: return p, 'slices'
         return hungarian_warm(m.score(g, known), solver=m.solver, buf=m.scratch(m.sizes[g]))
     with _mapper(threads) as pool:
         while len(known) < len(m.sizes):
@@ -253,8 +258,9 @@ def _greedy(m:_Scores, threads:int=1, products:bool=True)->dict:
             for h in frac:                                                    # a tie cannot change each other's scores
                 if frac[h] == top and all(not (tensors[h] & tensors[b]) for b in batch): batch.append(h)
             for g, (p, v) in zip(batch, pool.map(solve, batch) if len(batch) > 1 else map(solve, batch)):
+                if isinstance(v, str): v = None                                   # picked by eq. (slices): the descent solves it again
+                elif top == 1 and g not in sibs and g not in slices: done[g] = m.inputs(g)   # solved on its whole score: the descent need not repeat it
                 m.duals[g] = v; m.assign(g, p.to(m.dev))
-                if top == 1 and g not in sibs: done[g] = m.inputs(g)          # solved on its whole score: the descent need not repeat it
                 if top == 1 and g in sibs: m.picked[g] = m.state(g, sibs[g])  # picked by eq. (product) on all its entries: a product move repeats it
             known.update(batch)
     return done
@@ -358,6 +364,56 @@ def _product_moves(m:_Scores)->bool:
     "One product move per block group; True if any raised the objective."
     return sum(_product_move(m, g, sibs) for g, sibs in _product_siblings(m).items()) > 0
 
+# %% ../nbs/06a_match.ipynb #5d7fea97
+SLICE_PAIRS = 1 << 24   # the most pair scores E²c² of one family eq. (slices) builds; above it the mover is left to the descent
+
+def _slice_siblings(m:_Scores)->dict:
+    "Mover group → [each family of one-slice groups it moves, as its groups for slices 0, 1, …] (eq. slice of 06_perm)."
+    out = {}
+    for h, (fam, k, own) in m.spec.slices().items():
+        if own is not None: out.setdefault(own, {}).setdefault(fam, {})[k] = h
+    return {g: [[ks[k] for k in sorted(ks)] for ks in fams.values()] for g, fams in out.items()}
+
+def _slice_pick(m:_Scores, g, fams:list, drop:set)->Tensor|None:
+    "Mover g's permutation by eq. (slices), leaving out entries whose tensors carry a group in `drop` besides the families; None where a family's pair scores exceed SLICE_PAIRS."
+    inv, E, sib = invert_perm(m.perms[g]), m.sizes[g], {h for hs in fams for h in hs}
+    if any(E * E * m.sizes[hs[0]] ** 2 > SLICE_PAIRS for hs in fams): return None
+    sliced = {e.tensor for h in sib for e in m.spec.groups[h]}
+    keep = lambda h, e: not drop & (set(m.others[h, e]) - sib - {g})
+    S = m.whole(g, [e for e in m.spec.groups[g] if m.others[g, e] and e.tensor not in sliced and keep(g, e)], inv).double()
+    R = torch.zeros(E, E, dtype=torch.float64)
+    for hs in fams:
+        M = None
+        for f in m.spec.groups[hs[0]]:                                        # the family's entries, as slice 0 has them
+            if not keep(hs[0], f): continue
+            Af = torch.stack([replace(f, at=(f.at[0], a)).to_front(m.A[f.tensor]) for a in range(E)])           # A's expert a
+            Bf = torch.stack([replace(f, at=(f.at[0], int(inv[b]))).to_front(m.Bp[f.tensor]) for b in range(E)])  # B's own expert b, where it sits
+            P = (Af.reshape(-1, Af.shape[-1]) @ Bf.reshape(-1, Bf.shape[-1]).T).view(E, Af.shape[1], E, Bf.shape[1])
+            M = P if M is None else M + P
+        if M is not None: R += _pair_max(M)
+    return hungarian(S.cpu() + R)
+
+def _slice_move(m:_Scores, g, fams:list)->float:
+    "Solve mover g by eq. (slices), then each of its one-slice groups on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
+    sib = sorted({h for hs in fams for h in hs}); state = m.state(g, [(None, tuple(sib))])
+    if m.picked.get(g) == state: return 0.                                   # nothing the pick reads moved since it was last made
+    p = _slice_pick(m, g, fams, set()); m.picked[g] = state
+    if p is None: return 0.
+    groups = [g] + sib; touched = {e.tensor for k in groups for e in m.spec.groups[k]}
+    obj = lambda: sum(_dot64(m.A[t], m.Bp[t]) for t in touched)
+    before, old = obj(), {k: m.perms[k].clone() for k in groups}
+    m.assign(g, p.to(m.dev))
+    for h in sib: m.assign(h, hungarian(m.score(h).cpu()).to(m.dev))
+    gain = obj() - before
+    if not gain > 1e-9 * max(abs(before), 1):
+        for k, q in old.items(): m.assign(k, q)                               # not better: undo
+        gain = 0.
+    m.picked[g] = m.state(g, [(None, tuple(sib))]); return gain
+
+def _slice_moves(m:_Scores)->bool:
+    "One slice move per mover of one-slice families; True if any raised the objective."
+    return sum(_slice_move(m, g, fams) for g, fams in _slice_siblings(m).items()) > 0
+
 # %% ../nbs/06a_match.ipynb #36156b5c
 def match_objective(spec:PermSpec, sa:dict, sb:dict, buffers:bool=False)->float:
     "Weight matching's objective: the summed inner products of the two state dicts' tensors named in `spec` (float64); the spec's buffers only if `buffers`."
@@ -397,7 +453,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                     init='greedy', # 'greedy' | 'identity' | 'best' (both; the higher objective wins) | a dict of starting permutations
                     tol:float=0., # stop when a sweep gains at most tol × |objective| (0: when no group can improve)
                     solver:str='auto', # exact assignment solver: 'auto' | 'lapjv' (warm-started, optional package) | 'scipy'
-                    products:bool=True, # product groups (heads × dims, groups × channels) solved jointly by eq. (product), in the start and in moves
+                    products:bool=True, # product groups (heads × dims, groups × channels) solved jointly by eq. (product), and experts with a σ each by eq. (slices), in the start and in moves
                     buffers:bool=False, # score the spec's buffers (batch-norm running statistics) too; False: permuted with their units, not scored (as git re-basin)
                     threads:int=1, # > 1: groups that share no tensor solved concurrently (the same assignments; faster on an idle machine, at 2–3× the memory peak)
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
@@ -413,7 +469,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
     solved = _start(m, init, sizes, products, threads)
     converged = _descend(m, max_iter, seed, tol, threads, solved=solved)
     for _ in range(max_iter if converged and products else 0):                 # product groups: see eq. (product)
-        if not _product_moves(m): break
+        if not (_product_moves(m) + _slice_moves(m)): break                   # both tried each round
         converged = _descend(m, max_iter, seed, tol, threads)
     if not converged:
         warnings.warn(f"weight_matching: coordinate descent did not converge in max_iter={max_iter} sweeps; raise `max_iter`", RuntimeWarning, stacklevel=2)
