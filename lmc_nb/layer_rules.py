@@ -164,7 +164,8 @@ def r_index(T, func, args, kwargs, out):
     if len(named) == 1 and len(its) == 1 and id(x) in T.names and rest:         # a stacked weight's rows gathered by chosen indices: its other
         axes = [i for i in range(x.ndim) if i not in pos]                     # axes as fibers over the rows (eq. fiber of 06e_tracer)
         rest, rows = [[Space(x.shape[i])] if x.shape[i] != 1 else [] for i in axes], [s for ax in new for s in ax]
-        T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named))) for i, f in zip(axes, rest) if f]
+        T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named)), id(x)) for i, f in zip(axes, rest) if f]
+        T.gathers[id(x)] = T.gathers.get(id(x), 0) + 1
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
     else: T.set(out, fresh(out.shape, f'index result ({T.op})'))

@@ -70,6 +70,10 @@ class Axis:
         t = self._block(t.movedim(self.axis, 0))
         if self.view is not None: t = t.reshape(*self.view, *t.shape[1:]).movedim(self.sub, 0)
         return t.reshape(t.shape[0], -1)
+    def permute_(self, t:Tensor, p:Tensor)->Tensor:
+        "Reorder this axis of `t` by `p` in place (a one-slice entry touches only its slice, not a copy of all of `t`); returns `t`."
+        if self.at is None: return t.copy_(self.permute(t, p))
+        u, e = self.slice_of(t); u.copy_(e.permute(u, p)); return t
     def permute(self, t:Tensor, p:Tensor)->Tensor:
         "`t` with this axis reordered by `p`."
         if self.at is not None:                                               # the slice permuted, put back in its place
@@ -214,8 +218,9 @@ def apply_perm(spec:PermSpec, sd:dict, perms:dict)->dict:
     if getattr(sd, '_metadata', None) is not None: out._metadata = sd._metadata
     for name, axes in spec.by_tensor().items():
         t = sd[name]
+        if any(e.at is not None and g in perms for g, e in axes): t = t.clone()   # one copy, its slices permuted in place
         for g, e in axes:
-            if g in perms: t = e.permute(t, perms[g].to(t.device))
+            if g in perms: t = e.permute_(t, perms[g].to(t.device)) if e.at is not None else e.permute(t, perms[g].to(t.device))
         out[name] = t
     return out
 

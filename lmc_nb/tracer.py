@@ -44,6 +44,7 @@ class Tracer(TorchDispatchMode):
         self.unordered = []                 # (slots, value space, why) of each choice in no set order (unsorted topk): see `settle`
         self.src = {}                       # id of an integer tensor holding indices → the tensor they were first made as (views and copies keep it)
         self.fibers = []                    # `Fiber`s: a stacked weight's other axes as each gathered row sees them (a σ per expert, see `settle_fibers`)
+        self.reads, self.gathers = {}, {}   # id of a parameter → how many ops read it, and how many of those gathered its rows into fibers
         self.literal, self.read_scalar = set(), False   # ids of tensors written as Python literals (x[..., [-2]]), made before any number was read back
                                                          # (.item(): a literal after it may hold what it read; a boolean read only chose a branch, as in any trace)
     def label(self, t:Tensor)->list:
@@ -124,6 +125,8 @@ class Tracer(TorchDispatchMode):
         for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
             p = func.overloadpacket                                          # depends on which units they name, so those stay
             if not joined and (p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0])): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
+        for t in ins:
+            if id(t) in self.names: self.reads[id(t)] = self.reads.get(id(t), 0) + 1
         carried = self._carried(ins) if self.fibers else []
         if carried: self._row_local(rule, func, args, carried)
         rule(self, func, args, kwargs, out)
@@ -168,7 +171,7 @@ class Tracer(TorchDispatchMode):
             have = {id(find(l)) for ax in self.label(o) for s in ax for l in leaves(s)}
             if not f.row_ids() <= have: f.end(f'{self.op} dropped its rows')
     def settle_fibers(self, tensors:dict)->dict:
-        "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
+        "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them, and weights read only by those gathers — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
         for f in self.fibers: unify_axis([f.space], f.base, 'the rows of a gathered weight')
         cls, pa = {}, {}
         for f in self.fibers:
@@ -181,7 +184,8 @@ class Tracer(TorchDispatchMode):
         for rid, fs in cls.items():
             fs = list(fs.values()); names = {n for f in fs for n in f.names if n in tensors}
             mine = {(n, f.axis) for f in fs for n in f.names}
-            if all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
+            whole = all(self.reads.get(f.param, 0) == self.gathers.get(f.param, 0) for f in fs)   # each weight read only by gathering its rows
+            if whole and all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
                 out[rid] = {n: f.at for f in fs for n in f.names if n in tensors}
         return out
     def settle(self, params:list):
@@ -240,8 +244,8 @@ MIXES = {aten.mm: lambda a: [(a[0], [1]), (a[1], [0])], aten.bmm: lambda a: [(a[
 
 class Fiber:
     "One of a stacked weight's other axes as gathered rows see it (eq. fiber): `space`, beside the weight's own label of that axis `base`; live while only row-by-row ops read it."
-    def __init__(self, space:Space, base:list, axis:int, rows:list, source, names:list, at:int):
-        self.space, self.base, self.axis, self.rows, self.source, self.names, self.at = space, base, axis, rows, source, names, at
+    def __init__(self, space:Space, base:list, axis:int, rows:list, source, names:list, at:int, param:int=None):
+        self.space, self.base, self.axis, self.rows, self.source, self.names, self.at, self.param = space, base, axis, rows, source, names, at, param
         self.ok, self.why = True, None
     def row_ids(self)->set: return {id(find(l)) for s in self.rows for l in leaves(s)}
     def end(self, why:str):
