@@ -4,7 +4,7 @@
 
 # %% ../nbs/02d_layout.ipynb #a1a3cde5
 from __future__ import annotations
-import contextlib, copy, ctypes, functools, hashlib, json, os, platform, queue, re, signal, subprocess, sys, threading, time, warnings
+import contextlib, copy, ctypes, ctypes.util, functools, gc, hashlib, json, os, platform, queue, re, signal, subprocess, sys, threading, time, warnings
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
@@ -16,8 +16,9 @@ from .nnutil import eval_mode
 from .checkpoint import write_atomic
 
 # %% auto #0
-__all__ = ['LAYOUTS', 'TOL', 'ConvSig', 'conv_signatures', 'onednn_version', 'cpu_model', 'isa_cap', 'probe_cache', 'Probe',
-           'probe_convs', 'LayoutFallback', 'safe_layout', 'onednn_isa', 'machine_info', 'model_grads']
+__all__ = ['LAYOUTS', 'TOL', 'BAD_KERNEL', 'PROBE_VERSION', 'ConvSig', 'conv_signatures', 'heap_check_env', 'onednn_version',
+           'cpu_model', 'isa_cap', 'probe_cache', 'Probe', 'probe_convs', 'LayoutFallback', 'safe_layout', 'onednn_isa',
+           'machine_info', 'model_grads']
 
 # %% ../nbs/02d_layout.ipynb #dc65c52a
 @dataclass(frozen=True)
@@ -86,11 +87,14 @@ def _probe_child():
     def say(*a): print(*a, flush=True); libc.fflush(None)               # oneDNN's log is C stdio: flushed in order with ours
     for i, layout in job['tests']:
         s = ConvSig.from_json(job['sigs'][i]); say('@start', i, layout)
-        fault = os.environ.get('LMC_PROBE_FAULT', '').split(' ', 1)     # fault injection for the tests: 'abort|hang|abort-after <i> <layout>'
+        fault = os.environ.get('LMC_PROBE_FAULT', '').split(' ', 1)     # fault injection for the tests: 'abort|hang|abort-after|overflow <i> <layout>'
         if fault[1:] == [f'{i} {layout}'] and fault[0] in ('abort', 'hang'): os.abort() if fault[0] == 'abort' else time.sleep(1e9)
         t0 = time.perf_counter(); ref = _grads(s, 'contiguous', onednn=False); say('@ref', time.perf_counter() - t0)
         with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON): got = _grads(s, layout, onednn=True)
         libc.fflush(None); e = _err(got, ref)
+        if fault == ['overflow', f'{i} {layout}']:                      # injected: 64 bytes written past a gradient's buffer
+            ctypes.memset(got[-1].data_ptr() + got[-1].untyped_storage().nbytes(), 0x5a, 64)
+        del got, ref; gc.collect()                                      # freed here, under the heap check: a write past a buffer aborts in this test
         say('@done', json.dumps(dict(i=i, layout=layout, err=min(e, 1e300))))
         if fault == ['abort-after', f'{i} {layout}']: os.abort()
         if e > TOL: break                                               # a kernel that wrote past its buffers leaves a heap no later test can trust
@@ -120,6 +124,7 @@ def _run_child(sigs:list, tests:list, threads:int, timeout:float, isa:str=None)-
     "Run `tests` in one child: (errors, kernels, ISA line, the test that crashed or hung, or None, and how)."
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join(filter(None, [str(Path(lmc_nb.__file__).resolve().parent.parent), os.environ.get('PYTHONPATH')]))}
     if isa: env['ONEDNN_MAX_CPU_ISA'] = isa
+    env.update(heap_check_env(env))                                    # a kernel that writes past its buffers aborts the child
     p = subprocess.Popen([sys.executable, '-c', 'from lmc_nb.layout import _probe_child; _probe_child()'], env=env, text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     lines, errs, how = queue.Queue(), [], ''
@@ -138,6 +143,22 @@ def _run_child(sigs:list, tests:list, threads:int, timeout:float, isa:str=None)-
     bad = cur if how and cur else done[-1] if how and res else None       # a crash between tests: the test before it corrupted the heap
     if how and bad is None: raise RuntimeError(f"conv layout probe: the child process failed outside any test ({how}):\n{''.join(errs)[-2000:]}")
     return res, kern, isa_line, bad, how
+
+# %% ../nbs/02d_layout.ipynb #f53fe83b
+BAD_KERNEL = 'jit_1x1:avx2 backward_weights'   # oneDNN issue 6035's kernel (eq. 2), as its verbose log names it
+
+def heap_check_env(env:dict=None, # the environment it will be added to (its LD_PRELOAD is kept); None: this process's
+                  )->dict: # the variables to set; {} where the C library is not glibc (no check: eq. 1 alone decides)
+    "The environment in which glibc checks every heap block when it is freed, so a write past a buffer aborts the process (eq. 2's first defence)."
+    libc, ver = platform.libc_ver()
+    if libc != 'glibc' or not ver: return {}
+    out = {'MALLOC_CHECK_': '3'}
+    if tuple(int(v) for v in ver.split('.')[:2]) >= (2, 34):                   # since 2.34 the checks live in a library of their own
+        lib = ctypes.util.find_library('c_malloc_debug')
+        if not lib: return {}
+        pre = (os.environ if env is None else env).get('LD_PRELOAD', '')
+        out['LD_PRELOAD'] = pre if lib in pre.split() else ' '.join(filter(None, [lib, pre]))
+    return out
 
 # %% ../nbs/02d_layout.ipynb #0bb32b3f
 @functools.lru_cache(maxsize=1)
@@ -163,8 +184,10 @@ def probe_cache()->Path:
     "Where the probe's answers are kept: `$LMC_CACHE/conv_probe.json` (default `~/.cache/lmc_nb`)."
     return Path(os.environ.get('LMC_CACHE') or Path.home() / '.cache' / 'lmc_nb') / 'conv_probe.json'
 
+PROBE_VERSION = 2   # 2: children run under the heap check (answers of version 1 did not see a write past a buffer)
+
 def _key(s:ConvSig, layout:str, threads:int, isa:str=None)->str:
-    return hashlib.sha256(json.dumps([_env_key(isa), asdict(s), layout, threads], sort_keys=True).encode()).hexdigest()[:24]
+    return hashlib.sha256(json.dumps([_env_key(isa), asdict(s), layout, threads, PROBE_VERSION, bool(heap_check_env())], sort_keys=True).encode()).hexdigest()[:24]
 
 _MEM = {}   # this process's answers: key -> record
 
@@ -198,9 +221,18 @@ class Probe:
     kernels:tuple   # oneDNN's kernels that ran (e.g. 'jit_1x1:avx2 backward_weights'); () where PyTorch's own ran
     isa:str = None  # the ISA oneDNN said it used
     @property
-    def ok(self)->bool: return not self.how and self.err <= TOL
+    def suspect(self)->str:
+        "Why a right answer is not trusted ('' if it is): issue 6035's kernel ran on its class of convolutions (eq. 2)."
+        s = self.sig; k = [x for x in self.kernels if x.startswith(BAD_KERNEL)]
+        if not k or s.transposed or self.layout != 'channels_last' or s.w[2:] != (1, 1) or set(s.stride) == {1} or s.w[1] % 8 == 0: return ''
+        return f"{k[0]} on a strided 1×1 convolution with {s.w[1]} input channels (not a multiple of 8) writes past its workspace (oneDNN issue 6035)"
     @property
-    def outcome(self)->str: return self.how or (f"gradients agree ({self.err:.1g})" if self.ok else f"gradients off by {self.err:.2g} (relative)")
+    def ok(self)->bool: return not self.how and self.err <= TOL and not self.suspect
+    @property
+    def outcome(self)->str:
+        if self.how: return self.how
+        if self.err > TOL: return f"gradients off by {self.err:.2g} (relative)"
+        return f"gradients agree ({self.err:.1g})" + (f", but {self.suspect}" if self.suspect else '')
     def __str__(self):
         k = [x for x in self.kernels if 'backward_weights' in x] or list(self.kernels)
         return f"{self.sig} [{self.layout}{'; ' + ', '.join(sorted(k)) if k else ''}]: {self.outcome}"
