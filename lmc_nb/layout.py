@@ -16,9 +16,9 @@ from .nnutil import eval_mode
 from .checkpoint import write_atomic
 
 # %% auto #0
-__all__ = ['LAYOUTS', 'TOL', 'BAD_KERNEL', 'PROBE_VERSION', 'ConvSig', 'conv_signatures', 'heap_check_env', 'onednn_version',
-           'cpu_model', 'isa_cap', 'probe_cache', 'Probe', 'probe_convs', 'LayoutFallback', 'safe_layout', 'onednn_isa',
-           'machine_info', 'model_grads']
+__all__ = ['LAYOUTS', 'TOL', 'BAD_KERNEL', 'PROBE_VERSION', 'ConvSig', 'conv_signatures', 'bug_shape', 'heap_check_env',
+           'onednn_version', 'cpu_model', 'isa_cap', 'probe_cache', 'Probe', 'probe_convs', 'LayoutFallback',
+           'safe_layout', 'onednn_isa', 'machine_info', 'model_grads']
 
 # %% ../nbs/02d_layout.ipynb #dc65c52a
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _probe_child():
         del got, ref; gc.collect()                                      # freed here, under the heap check: a write past a buffer aborts in this test
         say('@done', json.dumps(dict(i=i, layout=layout, err=min(e, 1e300))))
         if fault == ['abort-after', f'{i} {layout}']: os.abort()
-        if e > TOL: break                                               # a kernel that wrote past its buffers leaves a heap no later test can trust
+        if e > TOL or bug_shape(s, layout): break                       # a kernel that wrote past its buffers (or may have: eq. 2) leaves a heap no later test can trust
     say('@end'); os._exit(0)                                            # no teardown: a corrupted heap can hang or crash in it
 
 # %% ../nbs/02d_layout.ipynb #a4af6c83
@@ -146,6 +146,10 @@ def _run_child(sigs:list, tests:list, threads:int, timeout:float, isa:str=None)-
 
 # %% ../nbs/02d_layout.ipynb #f53fe83b
 BAD_KERNEL = 'jit_1x1:avx2 backward_weights'   # oneDNN issue 6035's kernel (eq. 2), as its verbose log names it
+
+def bug_shape(s:ConvSig, layout:str)->bool:
+    "Is convolution `s` in `layout` of eq. 2's class (strided 1×1, channels-last, input channels per group not a multiple of 8), whichever kernel runs it?"
+    return layout == 'channels_last' and not s.transposed and s.w[2:] == (1, 1) and set(s.stride) != {1} and s.w[1] % 8 != 0
 
 def heap_check_env(env:dict=None, # the environment it will be added to (its LD_PRELOAD is kept); None: this process's
                   )->dict: # the variables to set; {} where the C library is not glibc (no check: eq. 1 alone decides)
@@ -223,9 +227,9 @@ class Probe:
     @property
     def suspect(self)->str:
         "Why a right answer is not trusted ('' if it is): issue 6035's kernel ran on its class of convolutions (eq. 2)."
-        s = self.sig; k = [x for x in self.kernels if x.startswith(BAD_KERNEL)]
-        if not k or s.transposed or self.layout != 'channels_last' or s.w[2:] != (1, 1) or set(s.stride) == {1} or s.w[1] % 8 == 0: return ''
-        return f"{k[0]} on a strided 1×1 convolution with {s.w[1]} input channels (not a multiple of 8) writes past its workspace (oneDNN issue 6035)"
+        k = [x for x in self.kernels if x.startswith(BAD_KERNEL)]
+        if not k or not bug_shape(self.sig, self.layout): return ''
+        return f"{k[0]} on a strided 1×1 convolution with {self.sig.w[1]} input channels (not a multiple of 8) writes past its workspace (oneDNN issue 6035)"
     @property
     def ok(self)->bool: return not self.how and self.err <= TOL and not self.suspect
     @property
