@@ -161,6 +161,7 @@ def heap_check_env(env:dict=None, # the environment it will be added to (its LD_
         lib = ctypes.util.find_library('c_malloc_debug')
         if not lib: return {}
         pre = (os.environ if env is None else env).get('LD_PRELOAD', '')
+        if re.search(r'(tc|je|mi)malloc', pre): return {}                     # another allocator preloaded: two would mix, no check then
         out['LD_PRELOAD'] = pre if lib in pre.split() else ' '.join(filter(None, [lib, pre]))
     return out
 
