@@ -114,10 +114,11 @@ if grep -q "NOT TESTED" "$tmp/test.log" 2>/dev/null || [ ! -f /usr/share/dataset
   echo "WARNING: some checks did not run here. Fashion-MNIST tests need Debian's package: sudo apt-get install dataset-fashion-mnist"
 fi
 
-# The notebooks whose smoke scale trains a conv net with a < 8-channel strided 1×1 shortcut in the channels-last layout (20 and 24 were
-# missing until 2026-12-03: both train a ResNet-20 ×¼), again with oneDNN capped to AVX2: on an AVX-512 machine
-# this runs the kernels an AVX2-only CPU runs (one of which is wrong, nbs/02d_layout.ipynb); on an AVX2 machine it is the same run again.
-capped="nbs/02d_layout.ipynb nbs/03_train.ipynb nbs/20_ni_q1q2_fashion.ipynb nbs/20c_ni_resnet_settle.ipynb nbs/20d_ni_syre_aligned.ipynb nbs/24_lewc_width.ipynb nbs/24c_lewc_cnn_settle.ipynb nbs/27_ni_wresnet_sigma.ipynb"
+# The notebooks whose tested cells train or probe in the channels-last layout (scripts/nb_channels_last.py derives the list, so
+# none is missed: 20 and 24 were, while it was kept by hand), again with oneDNN capped to AVX2: on an AVX-512 machine this runs
+# the kernels an AVX2-only CPU runs (one of which is wrong, nbs/02d_layout.ipynb); on an AVX2 machine it is the same run again.
+capped=$(python3 scripts/nb_channels_last.py | sed "s|^$root/||" | tr '\n' ' ')
+[ -n "$capped" ] || { bad "scripts/nb_channels_last.py found no channels-last notebook"; capped="nbs/02d_layout.ipynb"; }
 echo "== the channels-last training notebooks again as an AVX2-only CPU runs them (ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2: $capped)"
 # ATEN_CPU_CAPABILITY and MKL_ENABLE_INSTRUCTIONS cap PyTorch's own vector kernels and MKL's GEMMs the same way
 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1} \
