@@ -23,7 +23,8 @@ snap="$tmp/snap"; mkdir -p "$snap"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/dev/null | tar -xf - -C "$snap"
 
 # Which CPU ran this: oneDNN picks its kernels by instruction set, and on AVX2 one of them is wrong (nbs/02d_layout.ipynb)
-echo "== this machine: $(python3 -c 'import json, warnings; warnings.simplefilter("ignore"); from lmc_nb.layout import machine_info; print(json.dumps(machine_info()))' 2>&1 | tail -1)"
+machine=$(python3 -c 'import json, warnings; warnings.simplefilter("ignore"); from lmc_nb.layout import machine_info; print(json.dumps(machine_info()))' 2>&1 | tail -1)
+echo "== this machine: $machine"
 
 echo "== library in sync with the notebooks (nbdev_export)"
 if (cd "$snap" && nbdev_export >"$tmp/export.log" 2>&1); then
@@ -139,5 +140,6 @@ else echo "== wheel check skipped (LMC_SKIP_WHEEL=1)"; skipped=$((skipped + 1));
 case $render_status in pass) passed=$((passed + 1));; fail) failed=$((failed + 1));; *) skipped=$((skipped + 1));; esac
 
 passed=$((passed + pre_pass)); failed=$((failed + pre_fail))
+echo "== this machine (again, so that a log's last lines say which CPU ran it): $machine"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $fail
