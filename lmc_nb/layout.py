@@ -153,7 +153,7 @@ def bug_shape(s:ConvSig, layout:str)->bool:
 
 def heap_check_env(env:dict=None, # the environment it will be added to (its LD_PRELOAD is kept); None: this process's
                   )->dict: # the variables to set; {} where the C library is not glibc (no check: eq. 1 alone decides)
-    "The environment in which glibc checks every heap block when it is freed, so a write past a buffer aborts the process (eq. 2's first defence)."
+    "The environment in which glibc checks every heap block when it is freed, so a write past a buffer aborts the process (the first of the two defences above)."
     libc, ver = platform.libc_ver()
     if libc != 'glibc' or not ver: return {}
     out = {'MALLOC_CHECK_': '3'}
