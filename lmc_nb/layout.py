@@ -151,6 +151,9 @@ def bug_shape(s:ConvSig, layout:str)->bool:
     "Is convolution `s` in `layout` of eq. 2's class (strided 1×1, channels-last, input channels per group not a multiple of 8), whichever kernel runs it?"
     return layout == 'channels_last' and not s.transposed and s.w[2:] == (1, 1) and set(s.stride) != {1} and s.w[1] % 8 != 0
 
+@functools.lru_cache(maxsize=1)
+def _malloc_debug()->str|None: return ctypes.util.find_library('c_malloc_debug')   # glibc's checking allocator (asked of ldconfig once)
+
 def heap_check_env(env:dict=None, # the environment it will be added to (its LD_PRELOAD is kept); None: this process's
                   )->dict: # the variables to set; {} where the C library is not glibc (no check: eq. 1 alone decides)
     "The environment in which glibc checks every heap block when it is freed, so a write past a buffer aborts the process (the first of the two defences above)."
@@ -158,7 +161,7 @@ def heap_check_env(env:dict=None, # the environment it will be added to (its LD_
     if libc != 'glibc' or not ver: return {}
     out = {'MALLOC_CHECK_': '3'}
     if tuple(int(v) for v in ver.split('.')[:2]) >= (2, 34):                   # since 2.34 the checks live in a library of their own
-        lib = ctypes.util.find_library('c_malloc_debug')
+        lib = _malloc_debug()
         if not lib: return {}
         pre = (os.environ if env is None else env).get('LD_PRELOAD', '')
         if re.search(r'(tc|je|mi)malloc', pre): return {}                     # another allocator preloaded: two would mix, no check then
