@@ -14,6 +14,14 @@ def trivial(src:str)->bool:
     return all(isinstance(s, (ast.Import, ast.ImportFrom)) or
                (isinstance(s, ast.Expr) and 'nbdev_export' in ast.unparse(s)) for s in body)
 
-for nb in nbglob(get_config().path('nbs_path'), skip_folder_re='^[_.]', skip_file_re='^[_.]'):
-    cells = [''.join(c['source']) for c in json.load(open(nb))['cells'] if c['cell_type'] == 'code']
-    if not any(not flag_re.search(s) and not trivial(s) for s in cells): print(nb)
+def code_cells(nb)->list:
+    "A notebook's code cells' sources."
+    return [''.join(c['source']) for c in json.load(open(nb))['cells'] if c['cell_type'] == 'code']
+
+def notebooks()->list:
+    "The notebooks nbdev_test walks (folders and files starting with _ or . left out)."
+    return sorted(nbglob(get_config().path('nbs_path'), skip_folder_re='^[_.]', skip_file_re='^[_.]'))
+
+if __name__ == '__main__':
+    for nb in notebooks():
+        if not any(not flag_re.search(s) and not trivial(s) for s in code_cells(nb)): print(nb)
