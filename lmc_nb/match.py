@@ -15,7 +15,7 @@ from .data import Data
 from .features import feature_stats
 from fastcore.basics import patch
 from dataclasses import replace
-from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm
+from .perm import Axis, PermSpec, hungarian, hungarian_warm, lap_backend, permute_model, invert_perm, apply_perm, _take
 from .weights import Weights, effective_state_dict, check_compatible
 
 # %% auto #0
@@ -169,13 +169,13 @@ def fixed(self:_Scores, g, inv:Tensor)->Tensor:
     es, n = [e for e in self.spec.groups[g] if not self.others[g, e]], self.sizes[g]
     if not es: return torch.zeros(n, n, dtype=self.dtype, device=self.dev)
     es = [self.here(g, e) for e in es]
-    return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.to_front(self.Bp[e.tensor]) for e in es], 1)[inv].T
+    return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.rows(self.Bp[e.tensor], inv) for e in es], 1).T
 
 @patch
 def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
-    "`fixed` plus entries `es`, computed now: each added in place (B's rows put in its own order first), so no (n, n) temporary is made."
+    "`fixed` plus entries `es`, computed now: each added in place (B's rows put in its own order first, along B's own axis: `Axis.rows`), so no (n, n) temporary is made."
     S = self.fixed(g, inv)
-    for e in map(lambda e: self.here(g, e), es): S.addmm_(e.to_front(self.A[e.tensor]), e.to_front(self.Bp[e.tensor])[inv].T)
+    for e in map(lambda e: self.here(g, e), es): S.addmm_(e.to_front(self.A[e.tensor]), e.rows(self.Bp[e.tensor], inv).T)
     return S
 
 @patch
@@ -221,8 +221,8 @@ def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->int:
         (h, _, ax), old, new = blk, ref[blk[0]], self.perms[blk[0]]           # first, so `to_front` copies only them (a conv's input axis
         moved = torch.nonzero(old != new).flatten()                           # otherwise copies the whole tensor, twice)
         Bt = self.Bp[t]
-        D = e.to_front(Bt.index_select(ax, moved) - Bt.index_select(ax, invert_perm(new)[old[moved]]))[inv]   # minus where their old columns are now
-        Af = e.to_front(self.A[t].index_select(ax, moved))
+        D = e.rows(_take(Bt, ax, moved) - _take(Bt, ax, invert_perm(new)[old[moved]]), inv)   # minus where their old columns are now
+        Af = e.to_front(_take(self.A[t], ax, moved))
     else:                                                                     # B's tensor as the kept score saw it: each changed axis put back
         Af, Bf, Bold = e.to_front(self.A[t]), e.to_front(self.Bp[t]), self.Bp[t]
         for h, f in self.axes[g, e]:

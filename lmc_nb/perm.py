@@ -33,6 +33,12 @@ def _positions(n:int, steps:tuple)->Tensor:
         if view is not None: P = P.reshape(*view, P.shape[-1]).movedim(sub, 0).reshape(view[sub], -1)
     return P
 
+def _take(t:Tensor, axis:int, idx:Tensor)->Tensor:
+    "`t.index_select(axis, idx)`; on a contiguous tensor with the axes after `axis` flattened first, so each unit is one contiguous run (a 3 × 3 convolution's input axis: 1.7× faster)."
+    a = axis % t.ndim
+    if t.ndim > a + 2 and t.is_contiguous(): return t.flatten(a + 1).index_select(a, idx).view(*t.shape[:a], len(idx), *t.shape[a + 1:])
+    return t.index_select(a, idx)
+
 @dataclass(frozen=True)
 class Axis:
     "One permuted axis of a tensor: units `span` of `tensor`'s `axis` (all if None), viewed as `view` and permuted along `view[sub]` if `view` is set; `inner`: further (span, view, sub) steps into those units; `at`: (dim, index) — only in that slice of another axis (eq. slice)."
@@ -70,6 +76,10 @@ class Axis:
         t = self._block(t.movedim(self.axis, 0))
         if self.view is not None: t = t.reshape(*self.view, *t.shape[1:]).movedim(self.sub, 0)
         return t.reshape(t.shape[0], -1)
+    def rows(self, t:Tensor, idx:Tensor)->Tensor:
+        "`to_front(t)[idx]`; on a whole plain axis gathered along `t`'s own axis before `to_front` (rows of a transposed view gather 5–10× slower)."
+        if self.at is None and not self.inner and self.view is None and self.span is None: return self.to_front(_take(t, self.axis, idx))
+        return self.to_front(t)[idx]
     def permute_(self, t:Tensor, p:Tensor)->Tensor:
         "Reorder this axis of `t` by `p` in place (a one-slice entry touches only its slice, not a copy of all of `t`); returns `t`."
         if self.at is None: return t.copy_(self.permute(t, p))
@@ -82,7 +92,7 @@ class Axis:
         if self.inner:                                                        # unit u's positions take unit p[u]'s values
             P = self.positions(t.shape[self.axis]).to(t.device); idx = torch.arange(t.shape[self.axis], device=t.device)
             idx[P.reshape(-1)] = P[p].reshape(-1); return t.index_select(self.axis, idx)
-        if self.view is None and self.span is None: return t.index_select(self.axis, p)
+        if self.view is None and self.span is None: return _take(t, self.axis, p)
         u = t.movedim(self.axis, 0); b = self._block(u); shp = b.shape
         b = b.index_select(0, p) if self.view is None else b.reshape(*self.view, *shp[1:]).index_select(self.sub, p).reshape(shp)
         if self.span is not None: b = torch.cat([u[:self.span[0]], b, u[self.span[1]:]])
