@@ -111,8 +111,9 @@ class _Scores:
         self.perms = {g: torch.arange(n, device=self.dev) for g, n in self.sizes.items()}
         self.version, self.duals = {g: 0 for g in self.sizes}, {}              # version: bumped when a permutation changes; duals: warm starts
         # total: g → its (n, n) score in `dtype`, columns in B's own unit order; ref: (g, e) → {h: π_h} that score holds entry e at;
-        # updates: g → columns its updates re-multiplied since the score was computed whole
-        self.total, self.ref, self.updates = {}, {}, {}
+        # updates: g → columns its updates re-multiplied since the score was computed whole; missing: g → live entries its kept
+        # score lacks (the greedy start's partial score, kept: the descent adds only these)
+        self.total, self.ref, self.updates, self.missing = {}, {}, {}, {}
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
         self.Bp = {k: v.clone() if v is sb[k] else v for k, v in self.Bp.items()}   # ours: permuted in place from now on (see `assign`)
@@ -186,13 +187,17 @@ def score(self:_Scores, g, known:set=None)->Tensor:
                                                                               # score not kept, or once updates re-multiplied its width (rounding)
         es = [e for e in live if known is None or set(self.others[g, e]) <= known]
         S = self.whole(g, es, inv)
-        if len(es) < len(live): self.seen.add(g)                              # the greedy start's partial score counts as a first computation
-        elif g in self.keeps or self.promote(g):                              # kept: later solves update it
-            self.total[g], self.updates[g] = S, 0
-            for e in live: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
+        if len(es) < len(live) and g not in self.keeps: self.seen.add(g)      # the greedy start's partial score counts as a first computation
+        elif g in self.keeps or self.promote(g):                              # kept: later solves update it (a partial one: `missing` added first)
+            self.total[g], self.updates[g], self.missing[g] = S, 0, [e for e in live if e not in es]
+            for e in es: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
         return S
+    S = self.total[g]
+    for e in self.missing.pop(g, []):                                         # entries the kept score lacks, added whole, once
+        f = self.here(g, e); S.addmm_(f.to_front(self.A[f.tensor]), f.rows(self.Bp[f.tensor], inv).T)
+        self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
     self.updates[g] += sum(self._refresh(g, e, inv) for e in live)
-    return self.total[g]
+    return S
 
 @patch
 def assign(self:_Scores, g, p:Tensor):
