@@ -173,10 +173,15 @@ def fixed(self:_Scores, g, inv:Tensor)->Tensor:
     return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.rows(self.Bp[e.tensor], inv) for e in es], 1).T
 
 @patch
+def add(self:_Scores, S:Tensor, g, e:Axis, inv:Tensor)->Tensor:
+    "`S` plus entry e's score for group g, in place (B's rows put in its own order first, along B's own axis: `Axis.rows`), so no (n, n) temporary is made."
+    e = self.here(g, e); return S.addmm_(e.to_front(self.A[e.tensor]), e.rows(self.Bp[e.tensor], inv).T)
+
+@patch
 def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
-    "`fixed` plus entries `es`, computed now: each added in place (B's rows put in its own order first, along B's own axis: `Axis.rows`), so no (n, n) temporary is made."
+    "`fixed` plus entries `es`, computed now, each added in place (`add`)."
     S = self.fixed(g, inv)
-    for e in map(lambda e: self.here(g, e), es): S.addmm_(e.to_front(self.A[e.tensor]), e.rows(self.Bp[e.tensor], inv).T)
+    for e in es: self.add(S, g, e, inv)
     return S
 
 @patch
@@ -194,8 +199,7 @@ def score(self:_Scores, g, known:set=None)->Tensor:
         return S
     S = self.total[g]
     for e in self.missing.pop(g, []):                                         # entries the kept score lacks, added whole, once
-        f = self.here(g, e); S.addmm_(f.to_front(self.A[f.tensor]), f.rows(self.Bp[f.tensor], inv).T)
-        self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
+        self.add(S, g, e, inv); self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
     self.updates[g] += sum(self._refresh(g, e, inv) for e in live)
     return S
 
