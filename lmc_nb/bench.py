@@ -27,8 +27,8 @@ from .lewc import peak_memory_growth
 from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair, planted_state
 
 # %% auto #0
-__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'match_peak', 'bench_match', 'bench_sweep',
-           'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
+__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'in_capped_child', 'match_peak', 'bench_match',
+           'bench_sweep', 'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
 
 # %% ../nbs/12a_bench.ipynb #8d47e236
 def best_time(fn, repeat:int=3)->tuple:
@@ -122,20 +122,46 @@ def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
 
 # %% ../nbs/12a_bench.ipynb #231a6cfd
+def _capped(conn, threads:int, cap:float, fn, args:tuple):
+    "The child's side of `in_capped_child`: torch on `threads` threads, the data segment held to `cap` × RAM above what it holds with `args` loaded, then `fn(*args)` sent back."
+    import resource, pickle
+    torch.set_num_threads(threads)
+    data = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmData'))
+    lim = data + int(cap * ram_bytes()); resource.setrlimit(resource.RLIMIT_DATA, (lim, lim))
+    try: out = ('ok', fn(*args))
+    except (MemoryError, RuntimeError) as e:                                  # torch's refused allocation is a RuntimeError
+        if isinstance(e, RuntimeError) and "can't allocate" not in str(e): raise
+        out = ('oom', None)
+    conn.send_bytes(pickle.dumps(out))                                        # plain pickle: tensors copied, not left in this process's memory
+
+def in_capped_child(fn, # an importable function (it is pickled by name)
+                    args:tuple, # pickled for the child (models included)
+                    cap:float=0.5, # the memory the child may add, × this machine's RAM
+                    timeout:float=None, # seconds before the child is killed (None: wait)
+                   )->tuple: # ('ok', fn(*args)) | ('oom', None) | ('died', exit code) | ('timeout', None)
+    "`fn(*args)` in a fresh process on this one's torch threads, held to `cap` × RAM more: a run that would exhaust memory is refused there, and kills nothing here."
+    import multiprocessing as mp, pickle                                      # spawned, not forked: a child forked after torch's OpenMP pool
+    ctx = mp.get_context('spawn'); rx, tx = ctx.Pipe(duplex=False)           # ran on more than one thread hangs in its first parallel op
+    from lmc_nb import bench                                                  # the package's `_capped`, not a notebook's copy: the child imports it by name
+    proc = ctx.Process(target=bench._capped, args=(tx, torch.get_num_threads(), cap, fn, args)); proc.start(); tx.close()
+    try:
+        if not rx.poll(timeout): proc.kill(); proc.join(); return 'timeout', None
+        out = pickle.loads(rx.recv_bytes())                                   # read before joining: a large result fills the pipe first
+    except EOFError: proc.join(); return 'died', proc.exitcode               # ended without an answer (killed by the kernel?)
+    proc.join(); return out
+
 def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1,
-                  cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a forked child held to that (None: in this process)
+                  cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a child held to that (`in_capped_child`; None: in this process)
                  )->dict:
     "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
-    import multiprocessing as mp, resource
-    if cap is not None and 'fork' in mp.get_all_start_methods():             # GPT-2 small: its path enumeration took over 14 GiB before
-        ctx = mp.get_context('fork'); q = ctx.SimpleQueue()                  # matching anything; a killed child costs nothing here
-        def child():
-            data = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmData'))
-            lim = data + int(cap * ram_bytes()); resource.setrlimit(resource.RLIMIT_DATA, (lim, lim))
-            try: q.put(_rebasin_peer(A, B, spec, x, repeat, cap=None))
-            except MemoryError: q.put(dict(rebasin=f'failed: out of memory (over {cap * ram_bytes() / 2 ** 30:.0f} GiB more)'))
-        proc = ctx.Process(target=child); proc.start(); proc.join()
-        return q.get() if not q.empty() else dict(rebasin=f'failed: its process ended with code {proc.exitcode} (out of memory at {cap * ram_bytes() / 2 ** 30:.0f} GiB more?)')
+    import importlib.util
+    if importlib.util.find_spec('rebasin') is None: return dict(rebasin='not installed (pip install rebasin)')
+    if cap is not None:                                                       # GPT-2 small: its path enumeration took over 14 GiB before
+        from lmc_nb import bench                                              # matching anything; a killed child costs nothing here
+        st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
+        if st == 'ok': return r
+        more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'
+        return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: its process ended with code {r} (out of memory at {more}?)')
     try: from rebasin import PermutationCoordinateDescent
     except ImportError: return dict(rebasin='not installed (pip install rebasin)')
     best = float('inf')
