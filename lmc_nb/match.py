@@ -173,16 +173,30 @@ def fixed(self:_Scores, g, inv:Tensor)->Tensor:
     return torch.cat([e.to_front(self.A[e.tensor]) for e in es], 1) @ torch.cat([e.rows(self.Bp[e.tensor], inv) for e in es], 1).T
 
 @patch
-def add(self:_Scores, S:Tensor, g, e:Axis, inv:Tensor)->Tensor:
-    "`S` plus entry e's score for group g, in place (B's rows put in its own order first, along B's own axis: `Axis.rows`), so no (n, n) temporary is made."
-    e = self.here(g, e); return S.addmm_(e.to_front(self.A[e.tensor]), e.rows(self.Bp[e.tensor], inv).T)
+def add(self:_Scores, S:Tensor, g, es:list, inv:Tensor)->Tensor:
+    "`S` plus entries `es`' scores for group g, in place. A narrow entry (width ≤ n) gets B's rows put in B's own unit order first (along B's own axis: `Axis.rows`); the wide ones are multiplied as B permuted holds them, into one (n, n) scratch whose columns are then added where they belong (n² entries moved instead of n × width)."
+    n, p, wide = len(inv), self.perms[g], []
+    for e in (self.here(g, e) for e in es):
+        Af = e.to_front(self.A[e.tensor])
+        if Af.shape[1] <= n: S.addmm_(Af, e.rows(self.Bp[e.tensor], inv).T)
+        else: wide.append((Af, e))
+    if wide:
+        T = self.prod(n)
+        for k, (Af, e) in enumerate(wide): T.addmm_(Af, e.to_front(self.Bp[e.tensor]).T, beta=int(k > 0))   # beta 0: the scratch's old values ignored
+        S.index_add_(1, p, T)                                                 # column k of T is B's unit p[k] (B permuted: Bp's unit k = B's unit p[k])
+    return S
+
+@patch
+def prod(self:_Scores, n:int)->Tensor:
+    "This thread's (n, n) scratch in `dtype` for `add`'s wide products (grown to the largest group, kept while the matching runs: no fresh pages each time)."
+    b = getattr(self._scratch, 'prod', None)
+    if b is None or b.numel() < n * n: b = self._scratch.prod = torch.empty(n * n, dtype=self.dtype, device=self.dev)
+    return b[:n * n].view(n, n)
 
 @patch
 def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
-    "`fixed` plus entries `es`, computed now, each added in place (`add`)."
-    S = self.fixed(g, inv)
-    for e in es: self.add(S, g, e, inv)
-    return S
+    "`fixed` plus entries `es`, computed now, added in place (`add`)."
+    return self.add(self.fixed(g, inv), g, es, inv)
 
 @patch
 def score(self:_Scores, g, known:set=None)->Tensor:
@@ -198,8 +212,9 @@ def score(self:_Scores, g, known:set=None)->Tensor:
             for e in es: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
         return S
     S = self.total[g]
-    for e in self.missing.pop(g, []):                                         # entries the kept score lacks, added whole, once
-        self.add(S, g, e, inv); self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
+    if miss := self.missing.pop(g, []):                                       # entries the kept score lacks, added whole, once
+        self.add(S, g, miss, inv)
+        for e in miss: self.ref[g, e] = {h: self.perms[h] for h in self.others[g, e]}
     self.updates[g] += sum(self._refresh(g, e, inv) for e in live)
     return S
 
