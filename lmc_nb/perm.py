@@ -81,7 +81,12 @@ class Axis:
         if self.at is None and not self.inner and self.view is None and self.span is None: return self.to_front(_take(t, self.axis, idx))
         return self.to_front(t)[idx]
     def permute_(self, t:Tensor, p:Tensor)->Tensor:
-        "Reorder this axis of `t` by `p` in place (a one-slice entry touches only its slice, not a copy of all of `t`); returns `t`."
+        "Reorder this axis of `t` by `p` in place (a one-slice entry touches only its slice, not a copy of all of `t`; a whole plain axis, only the units `p` moves, where they are under a third); returns `t`."
+        if self.at is None and not self.inner and self.view is None and self.span is None:
+            moved = torch.nonzero(p != torch.arange(len(p), device=p.device)).flatten()
+            if 3 * len(moved) >= len(p): return t.copy_(_take(t, self.axis, p))
+            a = self.axis % t.ndim; u = t.flatten(a + 1) if t.ndim > a + 2 and t.is_contiguous() else t   # each unit one contiguous run (`_take`)
+            u.index_copy_(a, moved, u.index_select(a, p[moved])); return t   # the moved units' new values gathered first, then written
         if self.at is None: return t.copy_(self.permute(t, p))
         u, e = self.slice_of(t); u.copy_(e.permute(u, p)); return t
     def permute(self, t:Tensor, p:Tensor)->Tensor:
