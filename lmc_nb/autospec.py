@@ -203,6 +203,11 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict,
     return dict(permuted=perm, units=perm + sum(fixed.values()), fixed=fixed)
 
 # %% ../nbs/06h_autospec.ipynb #f9fc05f1
+class _Returns:
+    "A zero-argument callable returning `value`: what `AutoSpec.attach` sets as a model's `perm_spec` and `feature_spec` (a lambda there left the model unpicklable: no `torch.save(model)`, no spawned child)."
+    def __init__(self, value): self.value = value
+    def __call__(self): return self.value
+
 class AutoSpec(PermSpec):
     "A derived `PermSpec` that also says which units stay fixed and why (`fixed`), how many hidden units its groups move (`coverage`), how far each group was checked (`errors`) and where its units are seen (`features`)."
     def __init__(self, groups:dict, fixed:dict, errors:dict, unknown:dict, features:dict=None, coverage:dict=None, buffers=None,
@@ -214,7 +219,7 @@ class AutoSpec(PermSpec):
     def attach(self, model:nn.Module)->nn.Module:
         "Make `model` declare this spec and its feature points (`perm_spec()`, `feature_spec()`), so every function that asks a model for them takes it as it is."
         groups, feats = {g: list(es) for g, es in self.groups.items()}, dict(self.features)
-        model.perm_spec, model.feature_spec = (lambda: groups), (lambda: feats)
+        model.perm_spec, model.feature_spec = _Returns(groups), _Returns(feats)
         return model
     def __repr__(self):
         return (f"AutoSpec({len(self.groups)} groups, {sum(len(e) for e in self.groups.values())} entries; verified to "
