@@ -129,16 +129,16 @@ def _capped(conn, threads:int, cap:float, fn, args:tuple):
     data = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmData'))
     lim = data + int(cap * ram_bytes()); resource.setrlimit(resource.RLIMIT_DATA, (lim, lim))
     try: out = ('ok', fn(*args))
-    except (MemoryError, RuntimeError) as e:                                  # torch's refused allocation is a RuntimeError
-        if isinstance(e, RuntimeError) and "can't allocate" not in str(e): raise
-        out = ('oom', None)
+    except Exception as e:                                                    # torch's refused allocation is a RuntimeError
+        oom = isinstance(e, MemoryError) or "can't allocate" in str(e)
+        out = ('oom', None) if oom else ('error', f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
     conn.send_bytes(pickle.dumps(out))                                        # plain pickle: tensors copied, not left in this process's memory
 
 def in_capped_child(fn, # an importable function (it is pickled by name)
                     args:tuple, # pickled for the child (models included)
                     cap:float=0.5, # the memory the child may add, × this machine's RAM
                     timeout:float=None, # seconds before the child is killed (None: wait)
-                   )->tuple: # ('ok', fn(*args)) | ('oom', None) | ('died', exit code) | ('timeout', None)
+                   )->tuple: # ('ok', fn(*args)) | ('oom', None) | ('error', what it raised) | ('died', exit code) | ('timeout', None)
     "`fn(*args)` in a fresh process on this one's torch threads, held to `cap` × RAM more: a run that would exhaust memory is refused there, and kills nothing here."
     import multiprocessing as mp, pickle                                      # spawned, not forked: a child forked after torch's OpenMP pool
     ctx = mp.get_context('spawn'); rx, tx = ctx.Pipe(duplex=False)           # ran on more than one thread hangs in its first parallel op
@@ -161,7 +161,8 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
         st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
         if st == 'ok': return r
         more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'
-        return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: its process ended with code {r} (out of memory at {more}?)')
+        return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: {r}' if st == 'error' else
+                    f'failed: its process ended with code {r} (out of memory at {more}?)')
     try: from rebasin import PermutationCoordinateDescent
     except ImportError: return dict(rebasin='not installed (pip install rebasin)')
     best = float('inf')

@@ -116,7 +116,8 @@ class _Scores:
         self.total, self.ref, self.updates, self.missing = {}, {}, {}, {}
         self.A = {k: _flush_tiny(sa[k].to(dtype), k) for k in bt}; self.Bp = {k: _flush_tiny(sb[k].to(dtype), k) for k in bt}
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
-        self.Bp = {k: v.clone() if v is sb[k] else v for k, v in self.Bp.items()}   # ours: permuted in place from now on (see `assign`)
+        self.mine = {k for k in bt if k not in self.exact}                      # Bp's tensors that are copies of our own (cast or flushed): permuted
+                                                                              # in place; B's own ones are copied by their first move (see `assign`)
         ents = [(g, e) for g, es in spec.groups.items() for e in es]
         apart = lambda e, f: e.at is not None and f.at is not None and e.at[0] == f.at[0] and e.at[1] != f.at[1]   # other slices: never in e's score
         self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e) and not apart(e, f)] for g, e in ents}   # the tensor's other permuted axes
@@ -220,9 +221,12 @@ def score(self:_Scores, g, known:set=None)->Tensor:
 
 @patch
 def assign(self:_Scores, g, p:Tensor):
-    "Set group g's permutation to `p`, re-permuting its tensors of B once, in place: each keeps its memory, so the heap does not fill with freed blocks of every size (a fresh tensor per move took a ResNet-50's peak from 2.5× to 3.5× its weights)."
+    "Set group g's permutation to `p`, re-permuting its tensors of B once, in place: each keeps its memory, so the heap does not fill with freed blocks of every size (a fresh tensor per move took a ResNet-50's peak from 2.5× to 3.5× its weights). A tensor still B's own is permuted into a copy of our own instead, once (no copy of B made in advance)."
     rel = invert_perm(self.perms[g])[p]
-    for e in self.spec.groups[g]: t = self.Bp[e.tensor]; self.here(g, e).permute_(t, rel)
+    for e in self.spec.groups[g]:
+        k, e = e.tensor, self.here(g, e)
+        if k in self.mine: e.permute_(self.Bp[k], rel)
+        else: self.Bp[k] = e.permute(self.Bp[k], rel).contiguous(); self.mine.add(k)
     self.perms[g] = p; self.version[g] += 1
 
 
