@@ -87,10 +87,10 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
     if t.numel() < 4096:                                                  # too small for subnormal products to cost anything
         if not torch.isfinite(t).all(): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
         return t
-    a = t.abs(); mx = a.max()                                             # NaN if any entry is NaN
+    a = t.abs(); lo, mx = torch.aminmax(a)                                # one pass for both; NaN in both if any entry is NaN
     if not torch.isfinite(mx): raise ValueError(f"weight_matching: tensor {name!r} has non-finite values (as {t.dtype})")
     thr = torch.finfo(t.dtype).eps ** 2 * mx
-    if not a.min() < thr: return t                                        # the common case, in one more pass: nothing tiny
+    if not lo < thr: return t                                             # the common case: nothing tiny
     tiny = (a < thr) & (a > 0)                                            # exact zeros are no subnormals: left, and `t` not copied for them
     return t.masked_fill(tiny, 0) if tiny.any() else t
 
