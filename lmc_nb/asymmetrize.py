@@ -20,7 +20,7 @@ __all__ = ['PARAM_FORMS', 'WIDER', 'LOUDER', 'ELEMENTWISE', 'asym_class', 'swap_
            'asym_targets', 'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken',
            'remaining_symmetry', 'alignment_spec', 'asym_row', 'asym_markdown']
 
-# %% ../nbs/06i_asymmetrize.ipynb #9de30b76
+# %% ../nbs/06i_asymmetrize.ipynb #35386788
 def _linear_eff(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
 def _conv_eff(self, x): return self._conv_forward(x, self.effective_weight(), self.bias)
 _BASE_FORWARDS = (nn.Linear.forward, nn.Conv1d.forward, nn.Conv2d.forward, nn.Conv3d.forward)
@@ -46,6 +46,7 @@ def asym_class(cls:type)->type:
     new.__qualname__ = f"Asymmetric[{cls.__module__.replace('.', '/')}:{cls.__qualname__.replace('.', '/')}]"   # found again by `__getattr__`
     return new
 
+# %% ../nbs/06i_asymmetrize.ipynb #8c99d4f4
 class _SwapMixin:
     "A module that reads asymmetric weights itself (not through a layer's forward): while its forward runs, each weight named in `asym_reads` is $F + D\\odot W$."
     def forward(self, *args, **kwargs):
@@ -67,6 +68,7 @@ def swap_class(cls:type)->type:
     new.__qualname__ = f"Swapping[{cls.__module__.replace('.', '/')}:{cls.__qualname__.replace('.', '/')}]"
     return new
 
+# %% ../nbs/06i_asymmetrize.ipynb #1862e18d
 def __getattr__(name:str):
     "Pickle finds a twin class by its qualified name, `Asymmetric[module:class]` or `Swapping[module:class]`, in a fresh process too."
     kind, _, rest = name.partition('[')
@@ -118,7 +120,7 @@ def asym_targets(model:nn.Module, spec:PermSpec)->tuple:
             else: refused[p + pn] = why if pn == 'weight' else f"{type(m).__name__}.{pn} has no asymmetric form"
     return targets, refused
 
-# %% ../nbs/06i_asymmetrize.ipynb #5332ee7e
+# %% ../nbs/06i_asymmetrize.ipynb #0752f648
 def _make_asym(m:nn.Module, scheme, sigma_f, nf, density, eps, seed):
     "Turn layer `m` into its asymmetric twin in place: its class, the (F, D) buffers, the attributes the hand-built layers carry."
     if not isinstance(m, _AsymMixin): m.__class__ = asym_class(type(m))           # a dense hand-built layer keeps its class
@@ -146,6 +148,7 @@ def _plain_again(m:nn.Module):
     for b in ('F', 'D'): del m._buffers[b]
     for a in ('scheme', 'sigma_f', 'n_fixed', 'mask_seed'): delattr(m, a)
 
+# %% ../nbs/06i_asymmetrize.ipynb #08a5a01d
 def _count(n_fixed, name:str, shape:tuple, writes:bool)->int:
     "W-asym's count for one layer from an int, a {layer: int} map or None (`default_fixed`)."
     if isinstance(n_fixed, dict): return n_fixed[name] if name in n_fixed else default_fixed(shape, writes)
@@ -220,7 +223,7 @@ def generic_point(model:nn.Module, x, seed:int=0, spread:float=0.02)->nn.Module:
     if bns: m.train(); call_model(m, x)
     return m.eval()
 
-# %% ../nbs/06i_asymmetrize.ipynb #cfcaefde
+# %% ../nbs/06i_asymmetrize.ipynb #bfd46da7
 def _one_per_tensor(model:nn.Module)->tuple:
     "(state dict with one detached tensor per underlying tensor, {name: the first name of its tensor}): tied names share one value."
     memo, sd, first = {}, {}, {}
@@ -236,6 +239,7 @@ def _untie(new:dict, sd:dict, first:dict)->dict:
         if first[k] not in out or v is not sd[k]: out[first[k]] = v
     return out
 
+# %% ../nbs/06i_asymmetrize.ipynb #84b47e36
 @torch.no_grad()
 def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
     "{group: relative change of `model`'s outputs on x when only the spec's tensors are permuted by a random permutation of that group other than the identity (inf for one unit)} (F, D and other tensors held)."
@@ -253,7 +257,7 @@ def trainable_errors(model:nn.Module, x, spec:PermSpec, seed:int=0)->dict:
     finally: model.train(was)
     return errs
 
-# %% ../nbs/06i_asymmetrize.ipynb #f25eac20
+# %% ../nbs/06i_asymmetrize.ipynb #389814bf
 def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
     "(are the group's units' slices of F and D pairwise distinct over the asymmetric layers touching it (eq. 2)?, how many such layers)"
     held, sig = asym_tensors(model), []
@@ -271,6 +275,7 @@ def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
 WIDER = (0.2, 1.0)   # `generic_point` spreads at which a group still weakly visible is looked at again
 LOUDER = (4.0, 16.0, 64.0)   # factors by which the trainable tensors a still weakly visible group's permutation moves are scaled, one at a time
 
+# %% ../nbs/06i_asymmetrize.ipynb #6b030bbb
 def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, draws:int=3)->dict:
     "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points, then with its own tensors `LOUDER`) and eq. 2."
     gp = generic_point(model, x, seed); errs, out = trainable_errors(gp, x, spec, seed), {}
@@ -339,7 +344,7 @@ def _activation_calls(model:nn.Module, x)->dict:
         model.train(was)
     return calls
 
-# %% ../nbs/06i_asymmetrize.ipynb #1f3fed72
+# %% ../nbs/06i_asymmetrize.ipynb #3d935103
 def _sigma_site(model:nn.Module, name:str, calls:list, spec:PermSpec, sizes:dict)->dict:
     "dict(width, axis, groups) for one activation module, or dict(why=…) when its units cannot be told."
     mods, by, out = dict(model.named_modules()), spec.by_tensor(), []
@@ -354,6 +359,7 @@ def _sigma_site(model:nn.Module, name:str, calls:list, spec:PermSpec, sizes:dict
     w, a, d, _ = out[0]
     return dict(width=w, axis=a - d if a == d - 1 else a, groups=sorted({g for *_, gs in out for g in gs}))
 
+# %% ../nbs/06i_asymmetrize.ipynb #4428e7df
 def _sigma_model(model:nn.Module, x, spec:PermSpec, sigma:float, mask_seed:int, seeds:dict, prove:bool)->nn.Module:
     "`asymmetrize` with scheme 'sigma': every activation module whose units can be told replaced by a σ-asymmetric gate."
     out, layers, refused = copy.deepcopy(model), {}, {}

@@ -30,7 +30,7 @@ __all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F64_RTOL', 'gathered_ex
            'feature_points', 'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes',
            'fake_copy', 'trace_bytes', 'lively', 'in_float64', 'lively_spec']
 
-# %% ../nbs/06h_autospec.ipynb #953cde34
+# %% ../nbs/06h_autospec.ipynb #71a84798
 @contextmanager
 def gathered_experts(model:nn.Module):
     "Hugging Face's mixtures of experts computed on their batched path while in this context: each token's experts' weights gathered by the router's indices (eq. 5 of `06g_layer_rules`), which the tracer follows, instead of tokens sorted into runs by expert (eq. 4), which it cannot; other models as they are."
@@ -43,6 +43,7 @@ def gathered_experts(model:nn.Module):
     finally:
         if old is not None: put(old)
 
+# %% ../nbs/06h_autospec.ipynb #937a4413
 def trace_spaces(model:nn.Module, x,
                  fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
                 )->tuple:
@@ -153,7 +154,7 @@ def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
         out[g] = [p for p in ps if (p[2], p[4]) == kind]
     return out
 
-# %% ../nbs/06h_autospec.ipynb #97301122
+# %% ../nbs/06h_autospec.ipynb #aaf560c9
 def fixed_report(tensors):
     "reason → number of tensor axes (units) held fixed for it."
     rep = {}
@@ -175,6 +176,7 @@ def _first_fixed(ax:list):
     "The reason the first fixed space of one axis label is fixed (None if none is), looking all the way down its refinements: a part of a part counts (DeepSeek's rotary key dims, a pair of factors inside one part of kv_a_proj's rows)."
     return next((find(d).fixed for s in ax for d in _below(s) if find(d).fixed), None)
 
+# %% ../nbs/06h_autospec.ipynb #2845ac6a
 def coverage_report(tensors:dict, groups:dict, shapes:dict,
                     looked:set=None, # ids of the root spaces that indices looked up (`Tracer.looked`): a 3-D weight's axis 0 among them holds experts
                    )->dict:
@@ -202,7 +204,7 @@ def coverage_report(tensors:dict, groups:dict, shapes:dict,
         if k < N: r = _reason(why) if why else 'in no group'; fixed[r] = fixed.get(r, 0) + E * (N - k)
     return dict(permuted=perm, units=perm + sum(fixed.values()), fixed=fixed)
 
-# %% ../nbs/06h_autospec.ipynb #f9fc05f1
+# %% ../nbs/06h_autospec.ipynb #0e1dd624
 class _Returns:
     "A zero-argument callable returning `value`: what `AutoSpec.attach` sets as a model's `perm_spec` and `feature_spec` (a lambda there left the model unpicklable: no `torch.save(model)`, no spawned child)."
     def __init__(self, value): self.value = value
@@ -226,6 +228,7 @@ class AutoSpec(PermSpec):
                 f"{max(self.errors.values(), default=0):.1e}; permutes {self.coverage['permuted']} of {self.coverage['units']} hidden units; "
                 f"fixed: {', '.join(f'{k} ({v})' for k, v in self.fixed.items()) or 'nothing'})")
 
+# %% ../nbs/06h_autospec.ipynb #04903a3f
 def _ops_of(tensors:dict, spec:dict, g:str)->list:
     "The ops that related the spaces of group g (for error messages)."
     e = spec[g][0]; ops = []
@@ -233,7 +236,7 @@ def _ops_of(tensors:dict, spec:dict, g:str)->list:
         for l in leaves(s): ops += find(l).ops
     return list(dict.fromkeys(ops))[:6]
 
-# %% ../nbs/06h_autospec.ipynb #7122f256
+# %% ../nbs/06h_autospec.ipynb #e1a84590
 def _tie_refused(model:nn.Module, x, groups:dict, errs:dict, rtol:float, seed:int)->tuple:
     "(groups, errors, how many families were tied): each family of one-slice groups with a group the proof refuses made one group for all its slices, and proved again."
     sl = PermSpec(groups).slices(); fams = {sl[g][0] for g, e in errs.items() if g in sl and not e <= rtol}
@@ -246,6 +249,7 @@ def _tie_refused(model:nn.Module, x, groups:dict, errs:dict, rtol:float, seed:in
     errs.update(group_errors(model, x, PermSpec(new), seed, copy=False)[0])
     return out, errs, len(fams)
 
+# %% ../nbs/06h_autospec.ipynb #49727253
 def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tensors or a dict of keyword arguments
               strict:bool=True, # False: drop groups that fail the check, with a warning, instead of raising
               rtol:float=None, # relative output change allowed (default 1000 × the output dtype's epsilon)

@@ -121,7 +121,7 @@ def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     t_o, _ = best_time(lambda: run(True), max(repeat, 2))
     return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
 
-# %% ../nbs/12a_bench.ipynb #231a6cfd
+# %% ../nbs/12a_bench.ipynb #2ef97e54
 def _capped(conn, threads:int, cap:float, fn, args:tuple):
     "The child's side of `in_capped_child`: torch on `threads` threads, the data segment held to `cap` × RAM above what it holds with `args` loaded, then `fn(*args)` sent back."
     import resource, pickle
@@ -150,6 +150,7 @@ def in_capped_child(fn, # an importable function (it is pickled by name)
     except EOFError: proc.join(); return 'died', proc.exitcode               # ended without an answer (killed by the kernel?)
     proc.join(); return out
 
+# %% ../nbs/12a_bench.ipynb #332fc518
 def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1,
                   cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a child held to that (`in_capped_child`; None: in this process)
                  )->dict:
@@ -214,7 +215,7 @@ def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None
     return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None) if math.isnan(mib) else dict(peak_mib=round(mib, 1), weights_mib=round(w, 1), peak_x=round(mib / w, 2))
 
 
-# %% ../nbs/12a_bench.ipynb #90339cb7
+# %% ../nbs/12a_bench.ipynb #3346e00b
 def _recovered(spec:PermSpec, found:dict, planted:dict)->bool:
     "Is `found` the inverse of the planted permutations (eq. slice: one-slice groups through `invert_perms`)?"
     inv = invert_perms(planted, spec); return all(torch.equal(found[g], inv[g]) for g in planted)
@@ -224,6 +225,7 @@ def _spec_seconds(A:nn.Module, x)->float:
     with warnings.catch_warnings():
         warnings.simplefilter('ignore'); t = time.perf_counter(); auto_spec(A, x, strict=False); return time.perf_counter() - t
 
+# %% ../nbs/12a_bench.ipynb #be7df12c
 def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True, planted:dict=None,
                 derived:bool=False, # the spec is derived (torchvision, Hugging Face): the line also gives auto_spec's time and the ratio with it counted
                )->dict:
@@ -403,7 +405,7 @@ def bench_repair(repeat:int=1, quick:bool=False, root=None, lams:int=25, ref_lam
                         n_lambdas=lams, points=len(repair_points(A)), stat_samples=min(5000, len(data.train)))]
 
 
-# %% ../nbs/12a_bench.ipynb #443005c7
+# %% ../nbs/12a_bench.ipynb #2bccd72f
 def _cli_seconds(out:str, env:dict=None, quick:bool=False)->float:
     "Wall time of a fresh `lmc report --quiet` as the installed script runs it (`cli.command`: imports and exit included) writing to the new folder `out` (so it trains); raises if it fails."
     import os, subprocess, sys
@@ -418,6 +420,7 @@ def _dynamo_import_seconds()->float:
     code = "import time, torch; t = time.perf_counter(); import torch._dynamo; print(time.perf_counter() - t)"
     return float(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout)
 
+# %% ../nbs/12a_bench.ipynb #96c508bf
 def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
     "The default report: its training as one group of every scheme vs one group per scheme; the whole command with this CPU's kernels and AVX2's."
     import shutil, tempfile

@@ -26,7 +26,7 @@ def hf_model_types()->dict:
         for t, cls in getattr(ma, table).items(): out.setdefault(t, (task, cls[0] if isinstance(cls, (list, tuple)) else cls))
     return out
 
-# %% ../nbs/12i_hf_tiny.ipynb #94265ef8
+# %% ../nbs/12i_hf_tiny.ipynb #dcc4b2c3
 TINY = {**dict.fromkeys(('hidden_size', 'd_model', 'n_embd', 'n_embed', 'dim', 'embed_dim', 'hidden_dim', 'd_embed', 'embedding_size',
                          'word_embed_proj_dim', 'projection_dim', 'emb_dim', 'model_dim', 'embedding_dim', 'global_dim_patch_emb', 'dim_global',
                          'dim_local_encoder', 'dim_local_decoder', 'dim_token_emb', 'd_latents'), 32),
@@ -52,6 +52,8 @@ TINY = {**dict.fromkeys(('hidden_size', 'd_model', 'n_embd', 'n_embed', 'dim', '
         'vocab_size': 128, 'vocab_size_per_layer_input': 128, 'encoder_hash_byte_group_vocab': 256}   # every size it shrinks, by name
 COUNTS = ('num_hidden_layers', 'n_layer', 'num_layers', 'n_layers', 'encoder_layers', 'decoder_layers', 'num_decoder_layers', 'num_encoder_layers',
           'depth', 'num_experts', 'num_local_experts', 'n_routed_experts', 'vocab_size')                # what level 'layers' shrinks
+
+# %% ../nbs/12i_hf_tiny.ipynb #4a6bd6d5
 DEPTHS = ('depths', 'num_layers_per_stage', 'layers', 'num_blocks', 'encoder_depths', 'block_depths', 'depths_per_stage')   # stage lists: one block each
 WIDTHS = ('hidden_sizes', 'embed_dims', 'embed_dim', 'hidden_dims', 'channels', 'dims', 'widths', 'encoder_hidden_sizes', 'neck_hidden_sizes', 'stage_dims')
 HEADS = ('num_heads', 'num_attention_heads', 'heads', 'encoder_num_attention_heads')
@@ -60,9 +62,10 @@ UNSET = {'head_dim': lambda c: c['hidden_size'] // c['num_attention_heads'], 'nu
          'indexer_n_heads': 2, 'indexer_kv_heads': 1, 'indexer_head_dim': 8, 'indexer_budget': 8, 'indexer_compress_ratio': 2}   # left None by a default
 SSM = (('mamba_n_heads', 'mamba_d_head', 'mamba_expand'), ('num_heads', 'head_dim', 'expand'), ('n_mamba_heads', 'mamba_headdim', 'mamba_expand'))
 
-# %% ../nbs/12i_hf_tiny.ipynb #1af63fe4
+# %% ../nbs/12i_hf_tiny.ipynb #330a7333
 def _int(v)->bool: return isinstance(v, int) and not isinstance(v, bool)
 
+# %% ../nbs/12i_hf_tiny.ipynb #15e9d042
 def _shrink(cfg, level:str, seen:set):
     "Shrink `cfg` and its sub-configs in place (`level` 'tiny': every size; 'layers': depths and counts only)."
     if id(cfg) in seen: return
@@ -97,6 +100,7 @@ def _shrink(cfg, level:str, seen:set):
             setattr(cfg, heads, 4); setattr(cfg, size, v[expand] * v['hidden_size'] // 4)
             if _int(v.get('mamba_d_ssm')): cfg.mamba_d_ssm = v[expand] * v['hidden_size']
 
+# %% ../nbs/12i_hf_tiny.ipynb #331a08f7
 def _each_kind(kinds:list, n:int)->list:
     "`n` layer kinds that include each of `kinds`' kinds once when `n` allows (else `kinds`' first `n`)."
     uniq = list(dict.fromkeys(kinds))
@@ -114,7 +118,7 @@ def _rebuilt(cfg):
     try: return type(cfg)(**d)
     except Exception: return cfg
 
-# %% ../nbs/12i_hf_tiny.ipynb #2dcbbef1
+# %% ../nbs/12i_hf_tiny.ipynb #e17a28ce
 def _dbrx(c):
     if not hasattr(c.attn_config, 'rope_theta'): c.attn_config.rope_theta = 10000.0
     if c.attn_config.clip_qkv is None: c.attn_config.clip_qkv = 8.0
@@ -143,6 +147,7 @@ def _fix(t, cfg):
         for k, v in f.items(): setattr(cfg, k, v)
     elif f is not None: f(cfg)
 
+# %% ../nbs/12i_hf_tiny.ipynb #eecbee54
 def hf_tiny_config(model_type:str, level:str='tiny'):
     "The default config of `model_type` shrunk (`level` 'tiny'), with its depths only shrunk ('layers'), or as it is ('none'); see the steps above."
     tf = _hf(); types = hf_model_types()
@@ -161,7 +166,7 @@ def hf_tiny_config(model_type:str, level:str='tiny'):
     if types[model_type][0] in ('seqcls', 'imgcls'): cfg.num_labels = 10
     return cfg
 
-# %% ../nbs/12i_hf_tiny.ipynb #2ba219c0
+# %% ../nbs/12i_hf_tiny.ipynb #e9b10608
 def hf_inputs(model:nn.Module, cfg, task:str)->dict:
     "An example input for a model of `task`: two sequences of eight tokens ending in <eos> (decoder tokens too for encoder–decoders), or two images."
     if task == 'imgcls' and getattr(model, 'main_input_name', 'pixel_values') == 'pixel_values':
@@ -184,6 +189,7 @@ def hf_inputs(model:nn.Module, cfg, task:str)->dict:
 
 MAX_PARAMS = 50_000_000
 
+# %% ../nbs/12i_hf_tiny.ipynb #5e6b3885
 def hf_tiny(model_type:str, seed:int=0)->tuple:
     "(model in eval mode, example input, level) for the smallest config of `hf_tiny_config`'s three that builds and runs; RuntimeError with each level's reason otherwise."
     tf = _hf(); task, name = hf_model_types().get(model_type, (None, None))

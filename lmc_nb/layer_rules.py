@@ -125,7 +125,7 @@ def _index_axes(T, its:list, shape:tuple)->list:
         return _bcast(T, its, torch.empty(shape, device='meta'))
     return [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in shape]
 
-# %% ../nbs/06g_layer_rules.ipynb #ea63f3c8
+# %% ../nbs/06g_layer_rules.ipynb #930cb808
 def _indexed(T, x:Tensor)->str:
     "Why an indexed axis of `x` stays: a parameter's are rows of a table looked up by index (as an embedding's: positions, offsets), not hidden units; an activation's are an indexed axis."
     return 'rows looked up by index' if id(x) in T.names else 'an indexed axis'
@@ -139,6 +139,7 @@ def _literal_run(T, t, n:int):
     v = [i % n for i in v]
     return (v[0], v[0] + len(v)) if v == list(range(v[0], v[0] + len(v))) else None
 
+# %% ../nbs/06g_layer_rules.ipynb #bd48349c
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has). A literal run of positions on one axis is a slice."
     x, idx = args[0], args[1]; lx = T.label(x)
@@ -171,6 +172,7 @@ def r_index(T, func, args, kwargs, out):
     else: T.set(out, fresh(out.shape, f'index result ({T.op})'))
     if T.values(x) is not None: T.set_values(out, T.values(x), like=x)                 # indices looked up are indices still
 
+# %% ../nbs/06g_layer_rules.ipynb #72b80b9c
 def r_index_select(T, func, args, kwargs, out):
     x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
     if not _looked_up(T, lx[d], args[2], x.shape[d]):
@@ -238,7 +240,7 @@ def r_grouped_mm(T, func, args, kwargs, out):
     T.set(out, [la[0], lb[2]])
 
 
-# %% ../nbs/06g_layer_rules.ipynb #a0e8d0d2
+# %% ../nbs/06g_layer_rules.ipynb #4712e1c7
 for o in (aten.clone, aten.detach, aten.alias, aten._to_copy, aten.contiguous, aten.lift_fresh, aten.lift_fresh_copy, aten.dropout,
           aten.native_dropout, aten.zeros_like, aten.ones_like, aten.empty_like, aten.full_like, aten.rand_like, aten.randn_like,
           aten.fill_, aten.zero_, aten.to, aten._conj, aten.resolve_conj, aten.resolve_neg, aten.bernoulli_, aten.normal_, aten.uniform_):
@@ -262,13 +264,15 @@ for o in (aten.sum, aten.mean, aten.amax, aten.amin, aten.max, aten.min, aten.va
           aten.linalg_vector_norm, aten.norm, aten.prod, aten.any, aten.all, aten.argmax, aten.argmin):
     RULES[o] = r_reduce
 for o in (aten.sort, aten.topk, aten.cumsum, aten.cumprod, aten.cummax, aten.cummin, aten.flip): RULES[o] = r_order
+
+# %% ../nbs/06g_layer_rules.ipynb #368ac3e9
 CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, aten.view_as, aten.reshape_as, aten.expand, aten.expand_as,   # indices
               aten.permute, aten.transpose, aten.t, aten.squeeze, aten.unsqueeze, aten.select, aten.unbind, aten.slice, aten.split,   # moved,
               aten.split_with_sizes, aten.unsafe_split, aten.unsafe_split_with_sizes})                                             # not changed
 LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather, aten.scatter, aten.scatter_, aten.scatter_add, aten.scatter_add_})   # (eq. 5)
 RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_add: r_scatter, aten.scatter_add_: r_scatter})
 
-# %% ../nbs/06g_layer_rules.ipynb #11785458
+# %% ../nbs/06g_layer_rules.ipynb #db8c4c2a
 def r_index_add(T, func, args, kwargs, out):
     "x.index_add(d, idx, src): src's rows along d added to x's rows idx — x's axis d moves with the units idx names (eq. 5), else stays; their other axes are one."
     x, d, idx, src = args[0], _dim(args[1], args[0].ndim), args[2], args[3]; lx, ls = list(T.label(x)), T.label(src)
@@ -291,6 +295,7 @@ def r_im2col(T, func, args, kwargs, out):
     else: unify_axis([s], lx[c], T.op)
     T.set(out, lx[:c] + [[s] if out.shape[c] != 1 else [], [Space(out.shape[-1], sp)] if out.shape[-1] != 1 else []])
 
+# %% ../nbs/06g_layer_rules.ipynb #19b01277
 def r_unfold(T, func, args, kwargs, out):
     "x.unfold(d, size, step): sliding windows along axis d, each a new last axis — d's units are positions read in order, so they stay (one window of the whole axis keeps them, in order); the other axes pass."
     x = args[0]; d, size = _dim(args[1], x.ndim), args[2]; lx = list(T.label(x)); n = x.shape[d] if x.ndim else 1
@@ -308,6 +313,7 @@ def r_col2im(T, func, args, kwargs, out):
     else: ch = s
     T.set(out, lx[:c] + [[ch] if C != 1 else []] + [[Space(n, sp)] if n != 1 else [] for n in out.shape[c + 1:]])
 
+# %% ../nbs/06g_layer_rules.ipynb #dd42766f
 def r_solve_triangular(T, func, args, kwargs, out):
     "X = A⁻¹B (left) or B A⁻¹: each of B's columns (rows) solved on its own, so that axis moves; the triangle's order, and B's axis it runs along, stay."
     A, B = args[0], args[1]; left = kwargs.get('left', True); why = f'a triangular solve ({T.op})'
@@ -323,6 +329,7 @@ def r_solve_triangular(T, func, args, kwargs, out):
     ol[free], ol[run] = lb[free], ([Space(out.shape[run], why)] if out.shape[run] != 1 else [])
     T.set(out, ol)
 
+# %% ../nbs/06g_layer_rules.ipynb #ea799e74
 def r_index_put(T, func, args, kwargs, out):
     "x[idx] = v (index_put): the indexed axes stay (or move with the units chosen indices name, eq. 5); x's other axes are v's, aligned as x[idx] has them."
     x, idx, v = args[0], args[1], args[2]; lx, lv = list(T.label(x)), T.label(v); why = f'positions written by index ({T.op})'
@@ -350,6 +357,7 @@ def r_index_put(T, func, args, kwargs, out):
     for o in _tensors(out): T.set(o, lx)
     if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
+# %% ../nbs/06g_layer_rules.ipynb #835fd2ac
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.index_put: r_index_put, aten.index_put_: r_index_put,
               aten._index_put_impl_: r_index_put, aten.im2col: r_im2col, aten.col2im: r_col2im, aten.linalg_solve_triangular: r_solve_triangular,
               aten.log_sigmoid_forward: r_pointwise, aten.unfold: r_unfold})   # (log_sigmoid's second output, a buffer for the backward pass, is empty here)

@@ -82,7 +82,7 @@ def _stacked_mlp(base:nn.Module):
         return h
     return fwd
 
-# %% ../nbs/03a_many.ipynb #c76ece40
+# %% ../nbs/03a_many.ipynb #a542887d
 @torch.no_grad()
 def _unstack(models:list, params:dict, buffers:dict)->list:
     "Load slice j of the stacked `params` and `buffers` into `models[j]` (only the tensors it has: a dense model takes no F, D); returns `models`."
@@ -108,6 +108,7 @@ def _vmapped(models:list, fast:bool=True)->tuple:
     base = copy.deepcopy(models[0]).to('meta')
     return params, buffers, torch.vmap(lambda p, b, x: functional_call(base, (p, b), (x,)))
 
+# %% ../nbs/03a_many.ipynb #f57e79cc
 def _restore_and_raise(models:list, good:dict, buffers:dict, losses:Tensor, seeds:list, ep:int, i:int):
     "A non-finite loss in `train_many`: every model back to the epoch's start, and `NonFiniteLoss` naming the seeds."
     _unstack(models, good, buffers)

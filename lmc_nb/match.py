@@ -94,7 +94,7 @@ def _flush_tiny(t:Tensor, name:str)->Tensor:
     tiny = (a < thr) & (a > 0)                                            # exact zeros are no subnormals: left, and `t` not copied for them
     return t.masked_fill(tiny, 0) if tiny.any() else t
 
-# %% ../nbs/06a_match.ipynb #5fc13c26
+# %% ../nbs/06a_match.ipynb #20e6ebd6
 def _width(t:Tensor, e:Axis)->int:
     "Columns of entry e's (units, -1) matrix (`Axis.to_front`), from shapes alone."
     if e.at is not None: u, f = e.slice_of(t); return _width(u, f)        # one slice (eq. slice)
@@ -102,6 +102,7 @@ def _width(t:Tensor, e:Axis)->int:
     if e.inner: return t.numel() // n * e.positions(n).shape[1]           # eq. steps (06_perm): each unit's positions
     return t.numel() // n * ((e.span[1] - e.span[0]) if e.span is not None else n) // e.size(t)
 
+# %% ../nbs/06a_match.ipynb #7282b899
 class _Scores:
     "Weight matching's state: B kept fully permuted by `perms`; each group's score kept as one matrix, updated where a permutation it depends on changed."
     def __init__(self, spec:PermSpec, sa:dict, sb:dict, dtype, solver:str='auto', keep:float=0.5, more:float=1.5):   # kept scores' memory (× A's
@@ -118,42 +119,60 @@ class _Scores:
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
         self.mine = {k for k in bt if k not in self.exact}                      # Bp's tensors that are copies of our own (cast or flushed): permuted
                                                                               # in place; B's own ones are copied by their first move (see `assign`)
-        ents = [(g, e) for g, es in spec.groups.items() for e in es]
-        apart = lambda e, f: e.at is not None and f.at is not None and e.at[0] == f.at[0] and e.at[1] != f.at[1]   # other slices: never in e's score
-        self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e) and not apart(e, f)] for g, e in ents}   # the tensor's other permuted axes
-        self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
-        self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
-        self.movers = {g: own for g, (_, _, own) in spec.slices().items()}    # one-slice groups (eq. slice) → the group moving their slices
-        sliced = {e.tensor for g in self.movers for e in spec.groups[g]}        # their tensors' scores: recomputed whole, never updated (a slice moves)
-        self.unkept = {g for g, es in spec.groups.items() if any(e.tensor in sliced for e in es)}
-        self.block = {(g, e): None if g in self.unkept else _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
+        self._tables(bt)
         a_bytes = sum(t.numel() * t.element_size() for t in self.A.values())
         self.keeps, self.seen = _kept_groups(self, keep * a_bytes), set()       # seen: groups whose score was computed whole at least once
         self.kept_bytes, self.more = sum(self.score_bytes(g) for g in self.keeps), more * a_bytes
         self._scratch = threading.local()                                     # each solving thread's float64 scratch for `hungarian_warm`
         self.picked = {}                                                      # block group → its state when last picked by eq. (product) on all entries
-    def here(self, g, e:Axis)->Axis:
-        "Entry e of group g as it sits in B permuted now: a one-slice entry at the slot its mover put its slice in (eq. slice), both for A and for B."
-        own = self.movers.get(g)
-        return e if e.at is None or own is None else replace(e, at=(e.at[0], int(invert_perm(self.perms[own])[e.at[1]])))
-    def inputs(self, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
-    def state(self, g, sibs:list)->tuple:
-        "What a product move of block group g depends on besides its within-block siblings (which the move re-solves after it): its own and its other inputs' versions."
-        own = {h for _, hs in sibs for h in hs}
-        return self.version[g], tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e] if h not in own)
-    def score_bytes(self, g)->int: return self.sizes[g] ** 2 * torch.finfo(self.dtype).bits // 8
-    def promote(self, g)->bool:
-        "Keep g's score from now on if it is computed whole a second time (it is being re-solved, so likely again) and fits the budget `more`."
-        if g not in self.seen: self.seen.add(g); return False
-        if g in self.unkept or not any(self.others[g, e] for e in self.spec.groups[g]) or self.kept_bytes + self.score_bytes(g) > self.more: return False
-        self.keeps.add(g); self.kept_bytes += self.score_bytes(g); return True
-    def scratch(self, n:int)->Tensor:
-        "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
-        if self.solver == 'scipy': return None
-        b = getattr(self._scratch, 'buf', None)
-        if b is None or b.numel() < n * n: b = self._scratch.buf = torch.empty(n * n, dtype=torch.float64)
-        return b
 
+# %% ../nbs/06a_match.ipynb #695c45df
+@patch
+def _tables(self:_Scores, bt:dict):
+    "Per entry: the tensor's other permuted axes (`axes`, `others`), the entry's width and its update block; the one-slice groups' movers, and the groups whose scores are recomputed whole."
+    spec = self.spec
+    ents = [(g, e) for g, es in spec.groups.items() for e in es]
+    apart = lambda e, f: e.at is not None and f.at is not None and e.at[0] == f.at[0] and e.at[1] != f.at[1]   # other slices: never in e's score
+    self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e) and not apart(e, f)] for g, e in ents}   # the tensor's other permuted axes
+    self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
+    self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
+    self.movers = {g: own for g, (_, _, own) in spec.slices().items()}    # one-slice groups (eq. slice) → the group moving their slices
+    sliced = {e.tensor for g in self.movers for e in spec.groups[g]}        # their tensors' scores: recomputed whole, never updated (a slice moves)
+    self.unkept = {g for g, es in spec.groups.items() if any(e.tensor in sliced for e in es)}
+    self.block = {(g, e): None if g in self.unkept else _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}
+
+# %% ../nbs/06a_match.ipynb #2408f891
+@patch
+def here(self:_Scores, g, e:Axis)->Axis:
+    "Entry e of group g as it sits in B permuted now: a one-slice entry at the slot its mover put its slice in (eq. slice), both for A and for B."
+    own = self.movers.get(g)
+    return e if e.at is None or own is None else replace(e, at=(e.at[0], int(invert_perm(self.perms[own])[e.at[1]])))
+@patch
+def inputs(self:_Scores, g)->tuple: return tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e])
+@patch
+def state(self:_Scores, g, sibs:list)->tuple:
+    "What a product move of block group g depends on besides its within-block siblings (which the move re-solves after it): its own and its other inputs' versions."
+    own = {h for _, hs in sibs for h in hs}
+    return self.version[g], tuple(self.version[h] for e in self.spec.groups[g] for h in self.others[g, e] if h not in own)
+@patch
+def score_bytes(self:_Scores, g)->int: return self.sizes[g] ** 2 * torch.finfo(self.dtype).bits // 8
+
+# %% ../nbs/06a_match.ipynb #26b27eb1
+@patch
+def promote(self:_Scores, g)->bool:
+    "Keep g's score from now on if it is computed whole a second time (it is being re-solved, so likely again) and fits the budget `more`."
+    if g not in self.seen: self.seen.add(g); return False
+    if g in self.unkept or not any(self.others[g, e] for e in self.spec.groups[g]) or self.kept_bytes + self.score_bytes(g) > self.more: return False
+    self.keeps.add(g); self.kept_bytes += self.score_bytes(g); return True
+@patch
+def scratch(self:_Scores, n:int)->Tensor:
+    "This thread's float64 scratch of at least n² entries for an assignment's reduced costs (grown to the largest group, kept while the matching runs); None where scipy solves (it needs none)."
+    if self.solver == 'scipy': return None
+    b = getattr(self._scratch, 'buf', None)
+    if b is None or b.numel() < n * n: b = self._scratch.buf = torch.empty(n * n, dtype=torch.float64)
+    return b
+
+# %% ../nbs/06a_match.ipynb #992940b4
 def _kept_groups(m:_Scores, budget:float)->set:
     "The groups whose whole score is kept between solves, within `budget` bytes: those whose recomputation costs most per byte kept (Σ entry widths / n) first."
     cost = {g: sum(m.width[g, e] for e in es if m.others[g, e]) / m.sizes[g] for g, es in m.spec.groups.items()}
@@ -163,8 +182,7 @@ def _kept_groups(m:_Scores, budget:float)->set:
         if cost[g] > 0 and used + b <= budget and g not in m.unkept: out.add(g); used += b
     return out
 
-
-# %% ../nbs/06a_match.ipynb #967a16c0
+# %% ../nbs/06a_match.ipynb #c2b4dfbe
 @patch
 def fixed(self:_Scores, g, inv:Tensor)->Tensor:
     "The summed scores (in `dtype`, columns in B's own unit order) of g's entries that no other permutation touches (biases, norms, a first layer): one product."
@@ -187,6 +205,7 @@ def add(self:_Scores, S:Tensor, g, es:list, inv:Tensor)->Tensor:
         S.index_add_(1, p, T)                                                 # column k of T is B's unit p[k] (B permuted: Bp's unit k = B's unit p[k])
     return S
 
+# %% ../nbs/06a_match.ipynb #a1d2a401
 @patch
 def prod(self:_Scores, n:int)->Tensor:
     "This thread's (n, n) scratch in `dtype` for `add`'s wide products (grown to the largest group, kept while the matching runs: no fresh pages each time)."
@@ -199,6 +218,7 @@ def whole(self:_Scores, g, es:list, inv:Tensor)->Tensor:
     "`fixed` plus entries `es`, computed now, added in place (`add`)."
     return self.add(self.fixed(g, inv), g, es, inv)
 
+# %% ../nbs/06a_match.ipynb #94396555
 @patch
 def score(self:_Scores, g, known:set=None)->Tensor:
     "Group g's (n, n) scores (in `dtype`; not to be changed in place), columns in B's own unit order; with `known`: only entries whose other axes are all in it."
@@ -219,6 +239,7 @@ def score(self:_Scores, g, known:set=None)->Tensor:
     self.updates[g] += sum(self._refresh(g, e, inv) for e in live)
     return S
 
+# %% ../nbs/06a_match.ipynb #fce46d9f
 @patch
 def assign(self:_Scores, g, p:Tensor):
     "Set group g's permutation to `p`, re-permuting its tensors of B once, in place: each keeps its memory, so the heap does not fill with freed blocks of every size (a fresh tensor per move took a ResNet-50's peak from 2.5× to 3.5× its weights). A tensor still B's own is permuted into a copy of our own instead, once (no copy of B made in advance)."
@@ -228,7 +249,6 @@ def assign(self:_Scores, g, p:Tensor):
         if k in self.mine: e.permute_(self.Bp[k], rel)
         else: self.Bp[k] = e.permute(self.Bp[k], rel).contiguous(); self.mine.add(k)
     self.perms[g] = p; self.version[g] += 1
-
 
 # %% ../nbs/06a_match.ipynb #03e5dbab
 def _delta_block(bt:dict, g, e:Axis, others:list, width:int, sizes:dict)->tuple|None:
@@ -260,11 +280,12 @@ def _refresh(self:_Scores, g, e:Axis, inv:Tensor)->int:
     return Af.shape[1]
 
 
-# %% ../nbs/06a_match.ipynb #b02d10d6
+# %% ../nbs/06a_match.ipynb #6e9aacea
 def _mapper(threads:int):
     "A context whose `map` solves on `threads` threads (> 1: independent groups concurrently), else in this one."
     return ThreadPoolExecutor(threads) if threads > 1 else nullcontext(SimpleNamespace(map=map))
 
+# %% ../nbs/06a_match.ipynb #c74979d0
 def _greedy(m:_Scores, threads:int=1, products:bool=True)->dict:
     "Solve each group once with only its determined scores, the most determined first; tied groups that share no tensor together, concurrently (see 4. above)."
     known, tensors, done = set(), {g: {e.tensor for e in es} for g, es in m.spec.groups.items()}, {}
@@ -392,7 +413,7 @@ def _product_moves(m:_Scores)->bool:
     "One product move per block group; True if any raised the objective."
     return sum(_product_move(m, g, sibs) for g, sibs in _product_siblings(m).items()) > 0
 
-# %% ../nbs/06a_match.ipynb #5d7fea97
+# %% ../nbs/06a_match.ipynb #228479e0
 SLICE_PAIRS = 1 << 24   # the most pair scores E²c² of one family eq. (slices) builds; above it the mover is left to the descent
 
 def _slice_siblings(m:_Scores)->dict:
@@ -421,6 +442,7 @@ def _slice_pick(m:_Scores, g, fams:list, drop:set)->Tensor|None:
         if M is not None: R += _pair_max(M)
     return hungarian(S.cpu() + R)
 
+# %% ../nbs/06a_match.ipynb #fdaa3924
 def _slice_move(m:_Scores, g, fams:list)->float:
     "Solve mover g by eq. (slices), then each of its one-slice groups on its whole score; keep the move if it raises the objective: the gain (0 if not kept)."
     sib = sorted({h for hs in fams for h in hs}); state = m.state(g, [(None, tuple(sib))])

@@ -68,7 +68,7 @@ def _fold(m:nn.Module, p:str, mu_m:Tensor, sd_m:Tensor, a:tuple, b:tuple, lam:fl
         if m.bias is None: raise ValueError(f"repair: layer {p!r} has no bias to fold the correction into")
         m.bias.sub_(mu_m).mul_(s).add_(mu_t)
 
-# %% ../nbs/06b_merge.ipynb #6b787cfd
+# %% ../nbs/06b_merge.ipynb #62bd2628
 def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
     "'' when one batch of n samples can repair `merged` in one pass, else why not (a probe on two samples: calls per point, bytes of every module's output)."
     mods, calls, nbytes, hooks = dict(merged.named_modules()), {p: 0 for p in pts}, [0], []
@@ -87,6 +87,7 @@ def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
     need = nbytes[0] * n / min(2, len(X))
     return '' if need <= budget else f"one batch of {n} samples needs about {need / 2 ** 30:.1f} GiB of activations, over the budget of {budget / 2 ** 30:.1f} GiB"
 
+# %% ../nbs/06b_merge.ipynb #495d2b5f
 @torch.no_grad()
 def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6,
                     moments:tuple=None, # (A's, B's) `unit_moments`, if already computed
@@ -113,7 +114,6 @@ def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:
     finally:
         for h in hooks: h.remove()
     return merged
-
 
 # %% ../nbs/06b_merge.ipynb #b72f4c4d
 @torch.no_grad()

@@ -85,7 +85,7 @@ def _check_device(device:str):
     "Refuse a device torch does not know, or a GPU this machine does not have, in one line (`compute_device`'s rule)."
     compute_device(device)
 
-# %% ../nbs/12_config.ipynb #92288fd2
+# %% ../nbs/12_config.ipynb #fc60a9e0
 OWN_ALIGN = ('none', 'weight', 'activation')   # the alignment methods a model of your own gets (its spec derived by `auto_spec`)
 
 def _check_own(c:ReportConfig):
@@ -100,6 +100,7 @@ def _check_own(c:ReportConfig):
     if bad: raise ValueError(f"align {bad[0]!r} is not available for --model; choose from {list(OWN_ALIGN)}")
     if c.channels is not None and c.channels < 1: raise ValueError(f"channels: must be positive, got {c.channels}")
 
+# %% ../nbs/12_config.ipynb #be8a3c13
 def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
     if 'sigma' in c.schemes and not c.model: raise ValueError("scheme 'sigma' (σ-asymmetric activations) is for --model; lmc-nb's own architectures take --act sigma-asym")

@@ -16,7 +16,7 @@ aten = torch.ops.aten
 __all__ = ['aten', 'r_gather', 'r_scatter', 'r_view', 'r_expand', 'r_permute', 'r_transpose', 'r_squeeze', 'r_unsqueeze',
            'r_select', 'r_slice', 'r_split', 'r_cat', 'r_stack', 'r_reduce', 'r_order', 'r_softmax']
 
-# %% ../nbs/06f_shape_rules.ipynb #edd2b017
+# %% ../nbs/06f_shape_rules.ipynb #ec17e49a
 def _looked_up(T, ax:list, idx, n:int)->bool:
     "Indices whose values name the units of an axis of n units (a value space, eq. 5) look them up: the axis takes their space; False where they name none."
     vs = T.values(idx)
@@ -38,6 +38,7 @@ def r_gather(T, func, args, kwargs, out):
     T.set(out, li)
     if T.values(x) is not None: T.set_values(out, T.values(x), like=x)                 # gathered indices are indices still
 
+# %% ../nbs/06f_shape_rules.ipynb #4acf979f
 def r_scatter(T, func, args, kwargs, out):
     "x.scatter(d, idx, src): src[i][j] written to x[i][idx[i][j]] — x's axis d moves with the units idx names (eq. 5), else stays; idx's and src's other axes are x's."
     x, d, idx = args[0], _dim(args[1], args[0].ndim), args[2]; src = args[3] if len(args) > 3 and isinstance(args[3], Tensor) else None
@@ -52,8 +53,6 @@ def r_scatter(T, func, args, kwargs, out):
     elif src is not None: fix_label(T.label(src), f'a scattered source of another shape ({T.op})')
     for o in _tensors(out): T.set(o, lx)
     if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
-
-
 
 # %% ../nbs/06f_shape_rules.ipynb #2c917609
 def r_view(T, func, args, kwargs, out):
@@ -222,7 +221,7 @@ def r_reduce(T, func, args, kwargs, out):
         for d in dims:
             for s in lx[d]: fix(s, f'an order-dependent reduction ({T.op})')
 
-# %% ../nbs/06f_shape_rules.ipynb #ff179a33
+# %% ../nbs/06f_shape_rules.ipynb #a58c4f26
 def _value_space(T, ax:list, n:int)->Space:
     "One space for an axis's units (its factors, if a reshape refined it, as the factors of one product): what indices along it name."
     s = Space(n); unify_axis([s], ax, T.op); return s
@@ -244,6 +243,7 @@ def _chosen(T, x, d:int, outs:list, why:str,
     if not ordered and slots is not None and vs is not None:                 # settled once the trace ends (Tracer.settle)
         T.unordered.append((slots, vs, f'the k chosen in no set order, their order read ({T.op})'))
 
+# %% ../nbs/06f_shape_rules.ipynb #813e14ec
 def r_order(T, func, args, kwargs, out):
     "sort / topk / cumsum along an axis: the result depends on the units' order there, so they stay fixed — except the top k, a choice (eq. 5)."
     at = 2 if func.overloadpacket is aten.topk else 1                         # topk(x, k, dim): its second argument is k, not the axis

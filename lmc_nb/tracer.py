@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+from fastcore.basics import patch
 from .spaces import Space, find, fix, refine, leaves, unify, unify_prod, unify_sum, fresh, unify_axis, axis_size, fix_label, _sum_parts
 
 aten = torch.ops.aten
@@ -16,7 +17,7 @@ aten = torch.ops.aten
 __all__ = ['aten', 'RULES', 'ROW_RULES', 'MIXES', 'CARRY', 'LOOKUPS', 'JOIN', 'Tracer', 'r_unknown', 'r_factory', 'rule', 'Fiber',
            'r_pointwise', 'r_same']
 
-# %% ../nbs/06e_tracer.ipynb #b83fe1d3
+# %% ../nbs/06e_tracer.ipynb #42be3cb7
 def _writes(func, args)->list:
     "ids of the tensor arguments `func` writes in place."
     return [id(a) for a, s in zip(args, func._schema.arguments) if isinstance(a, Tensor) and s.alias_info is not None and s.alias_info.is_write]
@@ -31,6 +32,7 @@ def _sum_leaves(s:Space)->list:
     s = find(s)
     return [l for k in s.kids for l in _sum_leaves(k)] if s.kind == 'sum' else [s]
 
+# %% ../nbs/06e_tracer.ipynb #b044894e
 class Tracer(TorchDispatchMode):
     "Records how each ATen op moves unit spaces between its tensors (see RULES)."
     def __init__(self, names:dict):
@@ -46,28 +48,6 @@ class Tracer(TorchDispatchMode):
         self.fibers = []                    # `Fiber`s: a stacked weight's other axes as each gathered row sees them (a σ per expert, see `settle_fibers`)
         self.reads, self.gathers = {}, {}   # id of a parameter → how many ops read it, and how many of those gathered its rows into fibers
         self.literal, self.read_scalar = set(), False   # ids of tensors written as Python literals (x[..., [-2]]), made before any number was read back
-                                                         # (.item(): a literal after it may hold what it read; a boolean read only chose a branch, as in any trace)
-    def label(self, t:Tensor)->list:
-        k = id(t)
-        if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
-        if k not in self.lab:
-            self.keep.append(t)
-            why = None if k in self.names else f'a tensor that is neither a parameter nor computed in the trace ({self.op})'
-            self.lab[k] = fresh(t.shape, why)
-        return self.lab[k]
-    def set(self, t:Tensor, lab:list):
-        if id(t) not in self.lab: self.keep.append(t)
-        self.lab[id(t)] = lab
-    def values(self, t:Tensor):
-        "The space `t`'s values index (a value space), or None."
-        return self.vals.get(id(t))
-    def set_values(self, t:Tensor, s:Space, like:Tensor=None):
-        "`t`'s values index `s`; `like`: the indices `t` holds the same values as (a view, copy or lookup of them), else new ones."
-        if id(t) not in self.lab: self.keep.append(t)
-        self.vals[id(t)] = s; self.src[id(t)] = self.src.get(id(like), id(like)) if like is not None else id(t)
-    def source(self, t:Tensor):
-        "Which indices `t` holds (one id for a tensor of indices and its views and copies), or None."
-        return self.src.get(id(t))
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
@@ -77,122 +57,189 @@ class Tracer(TorchDispatchMode):
         elif p in (aten.lift_fresh, aten.lift_fresh_copy) and not self.read_scalar: self.literal.add(id(out))
         self.keep += _tensors((args, kwargs, out))
         return out
-    def replay(self, outputs:list):
-        "Apply the rules of the ops the outputs depend on, in order (ops whose results are never used bind nothing)."
-        live, base, keep = {id(t) for t in outputs}, {}, []
-        for func, args, kwargs, out, where in self.ops:
-            if func.is_view and args and isinstance(args[0], Tensor):
-                for o in _tensors(out): base[id(o)] = base.get(id(args[0]), id(args[0]))
-        for rec in reversed(self.ops):
-            func, args, kwargs, out, where = rec
-            outs = {id(t) for t in _tensors(out)}
-            writes = _writes(func, args)
-            hit = outs & live or any(w in live or base.get(w) in live for w in writes)
-            if hit:
-                keep.append(rec)
-                live |= {id(t) for t in _tensors((args, kwargs))}
-                live |= {base[i] for i in list(live) if i in base}
-        self.written = {base.get(w, w) for func, args, kwargs, out, where in keep for w in _writes(func, args)}   # filled in place
-        for func, args, kwargs, out, where in reversed(keep): self.apply(func, args, kwargs, out, where)
-        read = {id(l) for s in self.taken for l in _sum_leaves(s)}
-        for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
-            for l in _sum_leaves(s):               # (a part left by one slice may be read, piece by piece, by others)
-                if id(l) not in read: fix(l, 'units the example input does not reach (a slice)')
-        for t in outputs:                          # indices the model returns name its units: those stay
-            if id(t) in self.vals: fix(self.vals[id(t)], 'indices in the model output')
-    def apply(self, func, args, kwargs, out, where):
-        self.op = f"{func} in {where or 'the model'}"
-        ins = _tensors((args, kwargs))
-        name = func.overloadpacket.__name__
-        if (ins and all(id(t) in self.const for t in ins) and not func.is_view and name not in _RANDOM or name in _CONSTANT) \
-           and not any(id(t) in self.written for t in _tensors(out)):         # a constant filled later in place (new_empty, then copy_) is not one
-            for t in _tensors(out): self.const.add(id(t))
-            return
-        for t in _tensors(out): self.const.discard(id(t))
-        rule = RULES.get(func.overloadpacket) or RULES.get(func)
-        if rule is None and torch.Tag.pointwise in func.tags: rule = r_pointwise
-        if rule is None and name.endswith('_'):                         # an in-place op ATen leaves untagged (abs_, gelu_): its twin's tag
-            twin = getattr(getattr(aten, name[:-1], None), func._overloadname, None)
-            if twin is not None and torch.Tag.pointwise in twin.tags: rule = r_pointwise
-        if rule is None:
-            if not ins or name in _CONSTANT: rule = r_factory                 # new_empty(x, …) reads only x's dtype
-            else:
-                self.unknown[str(func)] = where
-                rule = r_unknown
-        held = [t for t in ins if id(t) in self.vals]
-        joined = (func.overloadpacket in JOIN and held and len(held) == len(ins)   # indices joined to indices (into as many units): indices still, into one space
-                  and len({find(self.vals[id(t)]).n for t in held}) == 1)
-        for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
-            p = func.overloadpacket                                          # depends on which units they name, so those stay
-            if not joined and (p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0])): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
-        for t in ins:
-            if id(t) in self.names: self.reads[id(t)] = self.reads.get(id(t), 0) + 1
-        carried = self._carried(ins) if self.fibers else []
-        if carried: self._row_local(rule, func, args, carried)
-        rule(self, func, args, kwargs, out)
-        if carried:                                                           # a result that holds a fiber's units holds its rows
-            for o in _tensors(out): self._keeps_rows(o)
-        if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
-            for o in _tensors(out): self.set_values(o, self.vals[id(args[0])], like=args[0])
-        if joined:                                                            # what a lookup by the result looks up, each part's space must be
-            for t in held[1:]: unify(self.vals[id(held[0])], self.vals[id(t)], self.op)
-            for o in _tensors(out): self.set_values(o, self.vals[id(held[0])])
-    def _fiber_map(self)->dict:
-        "id(root) of every space a live fiber's units are (or are refined into) → its fibers."
-        m = {}
-        for f in self.fibers:
-            if f.ok:
-                for d in _below(f.space): m.setdefault(id(d), []).append(f)
-        return m
-    def _carried(self, ts:list, m:dict=None)->list:
-        "The live fibers whose units some axis of a tensor in `ts` holds: [(tensor, fiber)]."
-        m = self._fiber_map() if m is None else m
-        if not m: return []
-        out = []
-        for t in ts:
-            lab = self.lab.get(id(t)) if id(t) not in self.const else None
-            seen = {id(f) for ax in lab or [] for s in ax for d in _below(s) for f in m.get(id(d), [])}
-            out += [(t, f) for f in self.fibers if id(f) in seen]
-        return out
-    def _row_local(self, rule, func, args, carried:list):
-        "Before an op reads a fiber's units: an op not known to act row by row, or one that mixes along an axis holding the fiber's rows (a product's contracted axis, a softmax's, a norm's), ends it."
-        if rule is None or rule.__name__ not in ROW_RULES:
-            for _, f in carried: f.end(f'{self.op} reads them')
-            return
-        mixes = MIXES.get(func.overloadpacket)
-        for t, axes in (mixes(args) if mixes else []):
-            if not isinstance(t, Tensor): continue
-            lab = self.label(t); along = {id(find(l)) for a in axes for s in lab[a % max(t.ndim, 1)] for l in leaves(s)} if t.ndim else set()
-            for u, f in carried:
-                if u is t and along & f.row_ids(): f.end(f'{self.op} mixes its rows')
-    def _keeps_rows(self, o:Tensor):
-        "A result holding a fiber's units without all of its rows (a sum over them, a slice of them) mixed or dropped them: that fiber ends."
-        for _, f in self._carried([o]):
-            have = {id(find(l)) for ax in self.label(o) for s in ax for l in leaves(s)}
-            if not f.row_ids() <= have: f.end(f'{self.op} dropped its rows')
-    def settle_fibers(self, tensors:dict)->dict:
-        "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them, and weights read only by those gathers — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
-        for f in self.fibers: unify_axis([f.space], f.base, 'the rows of a gathered weight')
-        cls, pa = {}, {}
-        for f in self.fibers:
-            for d in _below(f.space): cls.setdefault(id(d), {})[id(f)] = f
-        for n, lab in tensors.items():
-            for i, ax in enumerate(lab):
-                for s in ax:
-                    for d in _below(s): pa.setdefault(id(d), set()).add((n, i))
-        out = {}
-        for rid, fs in cls.items():
-            fs = list(fs.values()); names = {n for f in fs for n in f.names if n in tensors}
-            mine = {(n, f.axis) for f in fs for n in f.names}
-            whole = all(self.reads.get(f.param, 0) == self.gathers.get(f.param, 0) for f in fs)   # each weight read only by gathering its rows
-            if whole and all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
-                out[rid] = {n: f.at for f in fs for n in f.names if n in tensors}
-        return out
-    def settle(self, params:list):
-        "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
-        held = {id(find(d)) for lab in params for ax in lab for s in ax for d in _below(s)}
-        for slots, vs, why in self.unordered:
-            if any(find(d).fixed or id(find(d)) in held for d in _below(slots)): fix(vs, why)
+
+# %% ../nbs/06e_tracer.ipynb #505e30fc
+@patch
+def label(self:Tracer, t:Tensor)->list:
+    k = id(t)
+    if k in self.const: return fresh(t.shape)          # a constant tensor binds no two of its uses together
+    if k not in self.lab:
+        self.keep.append(t)
+        why = None if k in self.names else f'a tensor that is neither a parameter nor computed in the trace ({self.op})'
+        self.lab[k] = fresh(t.shape, why)
+    return self.lab[k]
+@patch
+def set(self:Tracer, t:Tensor, lab:list):
+    if id(t) not in self.lab: self.keep.append(t)
+    self.lab[id(t)] = lab
+
+# %% ../nbs/06e_tracer.ipynb #a23908d2
+@patch
+def values(self:Tracer, t:Tensor):
+    "The space `t`'s values index (a value space), or None."
+    return self.vals.get(id(t))
+@patch
+def set_values(self:Tracer, t:Tensor, s:Space, like:Tensor=None):
+    "`t`'s values index `s`; `like`: the indices `t` holds the same values as (a view, copy or lookup of them), else new ones."
+    if id(t) not in self.lab: self.keep.append(t)
+    self.vals[id(t)] = s; self.src[id(t)] = self.src.get(id(like), id(like)) if like is not None else id(t)
+@patch
+def source(self:Tracer, t:Tensor):
+    "Which indices `t` holds (one id for a tensor of indices and its views and copies), or None."
+    return self.src.get(id(t))
+
+# %% ../nbs/06e_tracer.ipynb #40b9f31a
+@patch
+def replay(self:Tracer, outputs:list):
+    "Apply the rules of the ops the outputs depend on, in order (ops whose results are never used bind nothing)."
+    live, base, keep = {id(t) for t in outputs}, {}, []
+    for func, args, kwargs, out, where in self.ops:
+        if func.is_view and args and isinstance(args[0], Tensor):
+            for o in _tensors(out): base[id(o)] = base.get(id(args[0]), id(args[0]))
+    for rec in reversed(self.ops):
+        func, args, kwargs, out, where = rec
+        outs = {id(t) for t in _tensors(out)}
+        writes = _writes(func, args)
+        hit = outs & live or any(w in live or base.get(w) in live for w in writes)
+        if hit:
+            keep.append(rec)
+            live |= {id(t) for t in _tensors((args, kwargs))}
+            live |= {base[i] for i in list(live) if i in base}
+    self.written = {base.get(w, w) for func, args, kwargs, out, where in keep for w in _writes(func, args)}   # filled in place
+    for func, args, kwargs, out, where in reversed(keep): self.apply(func, args, kwargs, out, where)
+    read = {id(l) for s in self.taken for l in _sum_leaves(s)}
+    for s in self.untaken:                     # positions past the example's length (x[:, :T] of a longer table): unseen here, read by longer inputs
+        for l in _sum_leaves(s):               # (a part left by one slice may be read, piece by piece, by others)
+            if id(l) not in read: fix(l, 'units the example input does not reach (a slice)')
+    for t in outputs:                          # indices the model returns name its units: those stay
+        if id(t) in self.vals: fix(self.vals[id(t)], 'indices in the model output')
+
+# %% ../nbs/06e_tracer.ipynb #9b83076b
+@patch
+def _constant(self:Tracer, func, ins:list, name:str, out)->bool:
+    "Whether `func`'s results are constants: made from constants alone (no view, nothing random) or by a constant factory."
+    return bool((ins and all(id(t) in self.const for t in ins) and not func.is_view and name not in _RANDOM or name in _CONSTANT) \
+                and not any(id(t) in self.written for t in _tensors(out)))   # a constant filled later in place (new_empty, then copy_) is not one
+
+@patch
+def _rule(self:Tracer, func, ins:list, name:str, where):
+    "`func`'s rule: its registered one, else pointwise by its tag (or its in-place twin's), a factory's, or the unknown op's (recorded)."
+    rule = RULES.get(func.overloadpacket) or RULES.get(func)
+    if rule is None and torch.Tag.pointwise in func.tags: rule = r_pointwise
+    if rule is None and name.endswith('_'):                         # an in-place op ATen leaves untagged (abs_, gelu_): its twin's tag
+        twin = getattr(getattr(aten, name[:-1], None), func._overloadname, None)
+        if twin is not None and torch.Tag.pointwise in twin.tags: rule = r_pointwise
+    if rule is None:
+        if not ins or name in _CONSTANT: rule = r_factory                 # new_empty(x, …) reads only x's dtype
+        else:
+            self.unknown[str(func)] = where
+            rule = r_unknown
+    return rule
+
+# %% ../nbs/06e_tracer.ipynb #20e73ea8
+@patch
+def _held(self:Tracer, func, args, ins:list)->tuple:
+    "(the inputs that hold indices, whether `func` joins indices to indices); indices an op reads otherwise name units that stay."
+    held = [t for t in ins if id(t) in self.vals]
+    joined = (func.overloadpacket in JOIN and held and len(held) == len(ins)   # indices joined to indices (into as many units): indices still, into one space
+              and len({find(self.vals[id(t)]).n for t in held}) == 1)
+    for t in held:                                                        # indices compared, sorted, counted, added to…: what that computes
+        p = func.overloadpacket                                          # depends on which units they name, so those stay
+        if not joined and (p not in CARRY | LOOKUPS or (p in CARRY and t is not args[0])): fix(self.vals[id(t)], f'units named by indices an op reads ({self.op})')
+    return held, joined
+
+# %% ../nbs/06e_tracer.ipynb #a7f77313
+@patch
+def apply(self:Tracer, func, args, kwargs, out, where):
+    self.op = f"{func} in {where or 'the model'}"
+    ins = _tensors((args, kwargs))
+    name = func.overloadpacket.__name__
+    if self._constant(func, ins, name, out):
+        for t in _tensors(out): self.const.add(id(t))
+        return
+    for t in _tensors(out): self.const.discard(id(t))
+    rule = self._rule(func, ins, name, where)
+    held, joined = self._held(func, args, ins)
+    for t in ins:
+        if id(t) in self.names: self.reads[id(t)] = self.reads.get(id(t), 0) + 1
+    carried = self._carried(ins) if self.fibers else []
+    if carried: self._row_local(rule, func, args, carried)
+    rule(self, func, args, kwargs, out)
+    if carried:                                                           # a result that holds a fiber's units holds its rows
+        for o in _tensors(out): self._keeps_rows(o)
+    if held and func.overloadpacket in CARRY and id(args[0]) in self.vals:   # a view, copy or slice of indices holds the same indices
+        for o in _tensors(out): self.set_values(o, self.vals[id(args[0])], like=args[0])
+    if joined:                                                            # what a lookup by the result looks up, each part's space must be
+        for t in held[1:]: unify(self.vals[id(held[0])], self.vals[id(t)], self.op)
+        for o in _tensors(out): self.set_values(o, self.vals[id(held[0])])
+
+# %% ../nbs/06e_tracer.ipynb #1aeba5ea
+@patch
+def _fiber_map(self:Tracer)->dict:
+    "id(root) of every space a live fiber's units are (or are refined into) → its fibers."
+    m = {}
+    for f in self.fibers:
+        if f.ok:
+            for d in _below(f.space): m.setdefault(id(d), []).append(f)
+    return m
+@patch
+def _carried(self:Tracer, ts:list, m:dict=None)->list:
+    "The live fibers whose units some axis of a tensor in `ts` holds: [(tensor, fiber)]."
+    m = self._fiber_map() if m is None else m
+    if not m: return []
+    out = []
+    for t in ts:
+        lab = self.lab.get(id(t)) if id(t) not in self.const else None
+        seen = {id(f) for ax in lab or [] for s in ax for d in _below(s) for f in m.get(id(d), [])}
+        out += [(t, f) for f in self.fibers if id(f) in seen]
+    return out
+
+# %% ../nbs/06e_tracer.ipynb #0938b7fb
+@patch
+def _row_local(self:Tracer, rule, func, args, carried:list):
+    "Before an op reads a fiber's units: an op not known to act row by row, or one that mixes along an axis holding the fiber's rows (a product's contracted axis, a softmax's, a norm's), ends it."
+    if rule is None or rule.__name__ not in ROW_RULES:
+        for _, f in carried: f.end(f'{self.op} reads them')
+        return
+    mixes = MIXES.get(func.overloadpacket)
+    for t, axes in (mixes(args) if mixes else []):
+        if not isinstance(t, Tensor): continue
+        lab = self.label(t); along = {id(find(l)) for a in axes for s in lab[a % max(t.ndim, 1)] for l in leaves(s)} if t.ndim else set()
+        for u, f in carried:
+            if u is t and along & f.row_ids(): f.end(f'{self.op} mixes its rows')
+@patch
+def _keeps_rows(self:Tracer, o:Tensor):
+    "A result holding a fiber's units without all of its rows (a sum over them, a slice of them) mixed or dropped them: that fiber ends."
+    for _, f in self._carried([o]):
+        have = {id(find(l)) for ax in self.label(o) for s in ax for l in leaves(s)}
+        if not f.row_ids() <= have: f.end(f'{self.op} dropped its rows')
+
+# %% ../nbs/06e_tracer.ipynb #8782dffb
+@patch
+def settle_fibers(self:Tracer, tensors:dict)->dict:
+    "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them, and weights read only by those gathers — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
+    for f in self.fibers: unify_axis([f.space], f.base, 'the rows of a gathered weight')
+    cls, pa = {}, {}
+    for f in self.fibers:
+        for d in _below(f.space): cls.setdefault(id(d), {})[id(f)] = f
+    for n, lab in tensors.items():
+        for i, ax in enumerate(lab):
+            for s in ax:
+                for d in _below(s): pa.setdefault(id(d), set()).add((n, i))
+    out = {}
+    for rid, fs in cls.items():
+        fs = list(fs.values()); names = {n for f in fs for n in f.names if n in tensors}
+        mine = {(n, f.axis) for f in fs for n in f.names}
+        whole = all(self.reads.get(f.param, 0) == self.gathers.get(f.param, 0) for f in fs)   # each weight read only by gathering its rows
+        if whole and all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
+            out[rid] = {n: f.at for f in fs for n in f.names if n in tensors}
+    return out
+@patch
+def settle(self:Tracer, params:list):
+    "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
+    held = {id(find(d)) for lab in params for ax in lab for s in ax for d in _below(s)}
+    for slots, vs, why in self.unordered:
+        if any(find(d).fixed or id(find(d)) in held for d in _below(slots)): fix(vs, why)
 
 # %% ../nbs/06e_tracer.ipynb #9c044621
 def _tensors(x): return [a for a in tree_flatten(x)[0] if isinstance(a, Tensor)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy, json, math, time, warnings
 from dataclasses import dataclass, asdict, replace
 import torch
+from fastcore.basics import patch
 from torch import nn, Tensor
 import torch.nn.functional as Fn
 from torch.func import functional_call, stack_module_state
@@ -119,7 +120,7 @@ def _load_opt(opt, tens:dict, groups:list):
         _, i, k = key.split('.', 2); state.setdefault(int(i), {})[k] = v
     opt.load_state_dict(dict(state=state, param_groups=groups))
 
-# %% ../nbs/03_train.ipynb #36082566
+# %% ../nbs/03_train.ipynb #85977210
 class FusedAdam:
     "`torch.optim.AdamW(fused=True)` (or `Adam`, `decoupled=False`) on CPU: the same kernel and the same state, without `torch.optim`'s base class."
     def __init__(self, params, lr:float=1e-3, weight_decay:float=1e-2, decoupled:bool=True, betas=(0.9, 0.999), eps:float=1e-8):
@@ -138,35 +139,45 @@ class FusedAdam:
             if p.grad is None: continue
             if set_to_none: p.grad = None
             else: p.grad.detach_().requires_grad_(False).zero_()
-    @torch.no_grad()
-    def step(self):
-        "One Adam(W) step of every parameter that has a gradient (`torch.optim.adam._fused_adam`'s two calls)."
-        g = self.param_groups[0]
-        ps = [p for p in g['params'] if p.grad is not None]
-        if not ps: return
-        for p in ps:
-            if p not in self.state: self.state[p] = dict(step=torch.zeros((), dtype=torch.float32), exp_avg=torch.zeros_like(p, memory_format=torch.preserve_format),
-                                                         exp_avg_sq=torch.zeros_like(p, memory_format=torch.preserve_format))
-        st = [self.state[p] for p in ps]
-        steps = [s['step'] for s in st]
-        torch._foreach_add_(steps, 1)
-        (torch._fused_adamw_ if g['decoupled_weight_decay'] else torch._fused_adam_)(
-            ps, [p.grad for p in ps], [s['exp_avg'] for s in st], [s['exp_avg_sq'] for s in st], [], steps, amsgrad=False,
-            lr=g['lr'], beta1=g['betas'][0], beta2=g['betas'][1], weight_decay=g['weight_decay'], eps=g['eps'], maximize=False, grad_scale=None, found_inf=None)
-    def state_dict(self)->dict:
-        "`torch.optim`'s format: state by parameter index, then the group's settings."
-        g = self.param_groups[0]; idx = {id(p): i for i, p in enumerate(g['params'])}
-        return dict(state={idx[id(p)]: dict(s) for p, s in self.state.items()},
-                    param_groups=[{**{k: v for k, v in g.items() if k != 'params'}, 'params': list(range(len(g['params'])))}])
-    def load_state_dict(self, sd:dict):
-        "Load a state dict of this class or of `torch.optim.Adam(W)` (one parameter group, the same parameters)."
-        g, (ng,) = self.param_groups[0], sd['param_groups']
-        if len(ng['params']) != len(g['params']): raise ValueError(f"FusedAdam: the state dict is for {len(ng['params'])} parameters, not {len(g['params'])}")
-        if bool(ng.get('decoupled_weight_decay', g['decoupled_weight_decay'])) != g['decoupled_weight_decay'] or ng.get('amsgrad') or ng.get('maximize'):
-            raise ValueError("FusedAdam: the state dict was written by another optimizer (Adam vs AdamW, amsgrad or maximize)")
-        ids = dict(zip(ng['params'], g['params']))                                 # saved index → parameter, by position (as torch.optim)
-        g.update({k: (tuple(v) if k == 'betas' else v) for k, v in ng.items() if k != 'params'})
-        self.state = {ids[int(i)]: {k: (v.to(torch.float32) if k == 'step' else v.to(ids[int(i)].dtype)) for k, v in s.items()} for i, s in sd['state'].items()}
+
+# %% ../nbs/03_train.ipynb #9e9ad79f
+@patch
+def step(self:FusedAdam):
+    "One Adam(W) step of every parameter that has a gradient (`torch.optim.adam._fused_adam`'s two calls), without autograd."
+    with torch.no_grad(): self._step()
+@patch
+def _step(self:FusedAdam):
+    "`step`'s body: state made on first sight, the step counts bumped, then one fused call for all parameters."
+    g = self.param_groups[0]
+    ps = [p for p in g['params'] if p.grad is not None]
+    if not ps: return
+    for p in ps:
+        if p not in self.state: self.state[p] = dict(step=torch.zeros((), dtype=torch.float32), exp_avg=torch.zeros_like(p, memory_format=torch.preserve_format),
+                                                     exp_avg_sq=torch.zeros_like(p, memory_format=torch.preserve_format))
+    st = [self.state[p] for p in ps]
+    steps = [s['step'] for s in st]
+    torch._foreach_add_(steps, 1)
+    (torch._fused_adamw_ if g['decoupled_weight_decay'] else torch._fused_adam_)(
+        ps, [p.grad for p in ps], [s['exp_avg'] for s in st], [s['exp_avg_sq'] for s in st], [], steps, amsgrad=False,
+        lr=g['lr'], beta1=g['betas'][0], beta2=g['betas'][1], weight_decay=g['weight_decay'], eps=g['eps'], maximize=False, grad_scale=None, found_inf=None)
+
+# %% ../nbs/03_train.ipynb #e75338bd
+@patch
+def state_dict(self:FusedAdam)->dict:
+    "`torch.optim`'s format: state by parameter index, then the group's settings."
+    g = self.param_groups[0]; idx = {id(p): i for i, p in enumerate(g['params'])}
+    return dict(state={idx[id(p)]: dict(s) for p, s in self.state.items()},
+                param_groups=[{**{k: v for k, v in g.items() if k != 'params'}, 'params': list(range(len(g['params'])))}])
+@patch
+def load_state_dict(self:FusedAdam, sd:dict):
+    "Load a state dict of this class or of `torch.optim.Adam(W)` (one parameter group, the same parameters)."
+    g, (ng,) = self.param_groups[0], sd['param_groups']
+    if len(ng['params']) != len(g['params']): raise ValueError(f"FusedAdam: the state dict is for {len(ng['params'])} parameters, not {len(g['params'])}")
+    if bool(ng.get('decoupled_weight_decay', g['decoupled_weight_decay'])) != g['decoupled_weight_decay'] or ng.get('amsgrad') or ng.get('maximize'):
+        raise ValueError("FusedAdam: the state dict was written by another optimizer (Adam vs AdamW, amsgrad or maximize)")
+    ids = dict(zip(ng['params'], g['params']))                                 # saved index → parameter, by position (as torch.optim)
+    g.update({k: (tuple(v) if k == 'betas' else v) for k, v in ng.items() if k != 'params'})
+    self.state = {ids[int(i)]: {k: (v.to(torch.float32) if k == 'step' else v.to(ids[int(i)].dtype)) for k, v in s.items()} for i, s in sd['state'].items()}
 
 # %% ../nbs/03_train.ipynb #6a284dc0
 def make_optimizer(params, cfg:TrainConfig):
