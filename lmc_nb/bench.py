@@ -8,39 +8,27 @@ import json, math, time, warnings
 from dataclasses import replace
 import torch
 from torch import nn, Tensor
-from .data import Data, Splits, load_data, data_root
+from .data import Data, Splits, load_data
 from .train import TrainConfig, init_model, train
 from .many import train_many
 import lmc_nb.many as many
 from unittest.mock import patch
 from .nnutil import native_bf16
 from .interp import lmc_curve
-from .weights import effective_state_dict
 from .merge import repair, repair_curve, merged_model, repair_points
 from .data import Loader
-from .asym import dense_twin, AsymConv2d, AsymLinear
-from .perm import PermSpec, apply_perm, random_perms, invert_perm, invert_perms, lap_backend
-from .match import weight_matching, weight_matching_reference, match_objective
-from .autospec import auto_spec, ram_bytes
 import numpy as np
 from .lewc import peak_memory_growth
-from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair, planted_state
+from .timing import best_time, report_line                     # how we time: `12_timing`
+from .bench_match import in_capped_child, match_peak, bench_match   # weight matching: `12_bench_match`
+from .bench_pairs import trained_tv_pair
 
 # %% auto #0
-__all__ = ['BENCHES', 'best_time', 'report_line', 'bench_interp', 'bench_train', 'in_capped_child', 'match_peak', 'bench_match',
-           'bench_sweep', 'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair', 'bench_report', 'run_benches']
+__all__ = ['BENCHES', 'bench_interp', 'bench_train', 'bench_sweep', 'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair',
+           'bench_report', 'run_benches', 'best_time', 'report_line', 'in_capped_child', 'match_peak', 'bench_match']
 
-# %% ../nbs/12a_bench.ipynb #8d47e236
-def best_time(fn, repeat:int=3)->tuple:
-    "Best wall time of `repeat` calls of `fn` and its last result."
-    best, res = float('inf'), None
-    for _ in range(repeat):
-        t = time.perf_counter(); res = fn(); best = min(best, time.perf_counter() - t)
-    return best, res
-
-def report_line(name:str, ours:float, base:float, **extra)->dict:
-    "One benchmark result as a dict (printed as a JSON line by `lmc bench`)."
-    return dict(name=name, ours_s=round(ours, 4), baseline_s=round(base, 4), ratio=round(base / ours, 2), **extra)
+# %% ../nbs/12a_bench.ipynb #1c44ffd8
+_all_ = ['best_time', 'report_line', 'in_capped_child', 'match_peak', 'bench_match']   # moved to `12_timing` and `12_bench_match`, still exported from here
 
 # %% ../nbs/12a_bench.ipynb #6f686c61
 def bench_interp(repeat:int=3, quick:bool=False)->list:
@@ -120,163 +108,6 @@ def _bench_channels_last(repeat:int, n_models:int=2)->dict:
     t_b, _ = best_time(lambda: run(False), max(repeat, 2))
     t_o, _ = best_time(lambda: run(True), max(repeat, 2))
     return report_line('train_channels_last_vs_nchw_wresnet20', t_o, t_b, samples_per_s_ours=round(n_models * n / t_o), samples_per_s_baseline=round(n_models * n / t_b))
-
-# %% ../nbs/12a_bench.ipynb #2ef97e54
-def _capped(conn, threads:int, cap:float, fn, args:tuple):
-    "The child's side of `in_capped_child`: torch on `threads` threads, the data segment held to `cap` × RAM above what it holds with `args` loaded, then `fn(*args)` sent back."
-    import resource, pickle
-    torch.set_num_threads(threads)
-    data = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmData'))
-    lim = data + int(cap * ram_bytes()); resource.setrlimit(resource.RLIMIT_DATA, (lim, lim))
-    try: out = ('ok', fn(*args))
-    except Exception as e:                                                    # torch's refused allocation is a RuntimeError
-        oom = isinstance(e, MemoryError) or "can't allocate" in str(e)
-        out = ('oom', None) if oom else ('error', f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
-    conn.send_bytes(pickle.dumps(out))                                        # plain pickle: tensors copied, not left in this process's memory
-
-def in_capped_child(fn, # an importable function (it is pickled by name)
-                    args:tuple, # pickled for the child (models included)
-                    cap:float=0.5, # the memory the child may add, × this machine's RAM
-                    timeout:float=None, # seconds before the child is killed (None: wait)
-                   )->tuple: # ('ok', fn(*args)) | ('oom', None) | ('error', what it raised) | ('died', exit code) | ('timeout', None)
-    "`fn(*args)` in a fresh process on this one's torch threads, held to `cap` × RAM more: a run that would exhaust memory is refused there, and kills nothing here."
-    import multiprocessing as mp, pickle                                      # spawned, not forked: a child forked after torch's OpenMP pool
-    ctx = mp.get_context('spawn'); rx, tx = ctx.Pipe(duplex=False)           # ran on more than one thread hangs in its first parallel op
-    from lmc_nb import bench                                                  # the package's `_capped`, not a notebook's copy: the child imports it by name
-    proc = ctx.Process(target=bench._capped, args=(tx, torch.get_num_threads(), cap, fn, args)); proc.start(); tx.close()
-    try:
-        if not rx.poll(timeout): proc.kill(); proc.join(); return 'timeout', None
-        out = pickle.loads(rx.recv_bytes())                                   # read before joining: a large result fills the pipe first
-    except EOFError: proc.join(); return 'died', proc.exitcode               # ended without an answer (killed by the kernel?)
-    proc.join(); return out
-
-# %% ../nbs/12a_bench.ipynb #332fc518
-def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1,
-                  cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a child held to that (`in_capped_child`; None: in this process)
-                 )->dict:
-    "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
-    import importlib.util
-    if importlib.util.find_spec('rebasin') is None: return dict(rebasin='not installed (pip install rebasin)')
-    if cap is not None:                                                       # GPT-2 small: its path enumeration took over 14 GiB before
-        from lmc_nb import bench                                              # matching anything; a killed child costs nothing here
-        st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
-        if st == 'ok': return r
-        more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'
-        return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: {r}' if st == 'error' else
-                    f'failed: its process ended with code {r} (out of memory at {more}?)')
-    try: from rebasin import PermutationCoordinateDescent
-    except ImportError: return dict(rebasin='not installed (pip install rebasin)')
-    best = float('inf')
-    for _ in range(repeat):
-        At, Bt = torch_layers(A), torch_layers(B)                                 # it permutes Bt in place: fresh copies each run
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            ref = Bt(x)                                                           # B's function, before matching
-            torch.manual_seed(0)                                                  # its visiting order uses the global RNG
-            t = time.perf_counter()
-            try: PermutationCoordinateDescent(At, Bt, x[:1]).rebasin()
-            except MemoryError: raise
-            except Exception as e:
-                if "can't allocate" in str(e): return dict(rebasin='failed: out of memory (its allocation refused)')
-                return dict(rebasin=f'failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}' if str(e) else f'failed: {type(e).__name__}')
-            best = min(best, time.perf_counter() - t)
-            same = bool(torch.allclose(Bt.eval()(x), ref, atol=1e-4 * float(ref.abs().max()), rtol=0))
-    return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
-                rebasin_same_function=same)
-
-# %% ../nbs/12a_bench.ipynb #4134ce4a
-_MATCH_PROBE = '''
-import sys, gc, torch
-import scipy.optimize                                                      # code, not matching: loaded before the baseline
-from lmc_nb.match import weight_matching
-from lmc_nb.perm import PermSpec
-torch.set_num_threads(int(sys.argv[3]))
-w = {'w1': torch.randn(64, 8), 'w2': torch.randn(3, 64)}; tiny = PermSpec({'h': [('w1', 0), ('w2', 1)]})
-weight_matching(tiny, w, {k: v.flip(-1) for k, v in w.items()})          # warm-up on a 64-unit layer: solvers, threads, kernels
-d = torch.load(sys.argv[1], weights_only=False); gc.collect()
-base = int(open('/proc/self/statm').read().split()[1]) * 4096           # resident now: the interpreter, torch and the two state dicts
-try: open('/proc/self/clear_refs', 'w').write('5')                        # forget the peak so far (loading), so VmHWM is the matching's
-except OSError: print('nan'); sys.exit()
-weight_matching(d['spec'], d['sa'], d['sb'], tol=float(sys.argv[2]))
-hwm = 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1])
-print((hwm - base) / 2 ** 20)
-'''
-
-def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None,
-               live:bool=False, # glibc returns freed blocks at once (MALLOC_MMAP_THRESHOLD_): the peak of what is live, not of what glibc keeps
-              )->dict:
-    "Peak resident memory that `weight_matching` adds above the two loaded state dicts, in a fresh process: MiB, and × one model's weights (None where the kernel cannot reset the peak)."
-    import subprocess, sys, tempfile, os
-    with tempfile.TemporaryDirectory() as tmp:
-        f = os.path.join(tmp, 'pair.pt')
-        torch.save(dict(spec=PermSpec(spec.groups, buffers=spec.buffers), sa=dict(sa), sb=dict(sb)), f)
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_='131072') if live else None
-        out = subprocess.run([sys.executable, '-c', _MATCH_PROBE, f, str(tol), str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True, env=env).stdout
-    mib, w = float(out), sum(t.numel() * t.element_size() for t in sa.values()) / 2 ** 20
-    return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None) if math.isnan(mib) else dict(peak_mib=round(mib, 1), weights_mib=round(w, 1), peak_x=round(mib / w, 2))
-
-
-# %% ../nbs/12a_bench.ipynb #3346e00b
-def _recovered(spec:PermSpec, found:dict, planted:dict)->bool:
-    "Is `found` the inverse of the planted permutations (eq. slice: one-slice groups through `invert_perms`)?"
-    inv = invert_perms(planted, spec); return all(torch.equal(found[g], inv[g]) for g in planted)
-
-def _spec_seconds(A:nn.Module, x)->float:
-    "Seconds `auto_spec` takes to derive and prove A's spec on `x` (the part of our matching the lines' `ours_s` leaves out: the peer's time includes its own tracing)."
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore'); t = time.perf_counter(); auto_spec(A, x, strict=False); return time.perf_counter() - t
-
-# %% ../nbs/12a_bench.ipynb #be7df12c
-def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, reference:bool=True, planted:dict=None,
-                derived:bool=False, # the spec is derived (torchvision, Hugging Face): the line also gives auto_spec's time and the ratio with it counted
-               )->dict:
-    "One benchmark line: ours against the peer (if installed) and the reference loop; ours also with scipy's solver when lapjv is the default."
-    spec, sa, sb = PermSpec.of(A), effective_state_dict(A), effective_state_dict(B)
-    peer = _rebasin_peer(A, B, spec, x)
-    if peer.get('rebasin_s', math.inf) < 5: repeat = max(repeat, 3); peer = _rebasin_peer(A, B, spec, x, repeat)   # cheap: best of 3, every side
-    t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
-    found = {} if planted is None else dict(recovered=_recovered(spec, po, planted))
-    scipy = {}
-    if lap_backend() != 'scipy':
-        t_s, (_, os_) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol, solver='scipy'), repeat)
-        scipy = dict(ours_scipy_s=round(t_s, 4), objective_scipy=round(os_, 4))
-    t_r, (_, orf) = best_time(lambda: weight_matching_reference(spec, sa, sb), repeat) if reference else (None, (None, None))
-    base = peer.get('rebasin_s', t_r)
-    if base is None:                                                         # ours alone, said so: no ratio to print
-        return dict(name=name, ours_s=round(t_o, 4), objective=round(oo, 4), **found, **peer, not_compared='no baseline: the peer did not run and the reference loop was left out',
-                    **match_peak(spec, sa, sb, tol))
-    ref = dict(reference_s=round(t_r, 4), objective_reference=round(orf, 4), ratio_reference=round(t_r / t_o, 2)) if reference else dict(reference='left out (too slow at this size)')
-    sp = {}
-    if derived: t_sp = _spec_seconds(A, x[:2]); sp = dict(spec_s=round(t_sp, 3), ratio_with_spec=round(base / (t_o + t_sp), 2))
-    return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', solver=lap_backend(), repeat=repeat,
-                       objective=round(oo, 4), **found, **scipy, **peer, **ref, **sp, **match_peak(spec, sa, sb, tol))
-
-# %% ../nbs/12a_bench.ipynb #0cb70fe0
-def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
-    "Weight matching: ours vs the `rebasin` package and the reference loop, on random, trained and planted models (a generator: each line as it is measured)."
-    import scipy.optimize                                                   # imported on first use (0.3 s): paid before any side is timed
-    mlp = lambda w: dict(arch='mlp', d_in=784, widths=[w] * 3, d_out=10)
-    w = 512 if quick else 2048
-    yield _match_line(f'match_mlp{w}_random', init_model(mlp(w), 0), init_model(mlp(w), 1), torch.randn(8, 784), repeat, tol)   # each line as it is measured
-    for name in () if quick else MATCH_MODELS:
-        A, B = trained_pair(name, root, progress=False)
-        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 784) if 'mlp' in name else torch.randn(8, 1, 28, 28), repeat, tol)
-    for name in () if quick else TV_MATCH:                 # torchvision models as they come: the spec is derived (06h_autospec)
-        try: import torchvision   # noqa: F401
-        except Exception as e: yield dict(name=f'match_{name}_trained', not_run=f'torchvision not usable ({type(e).__name__})'); continue
-        A, B = trained_tv_pair(name, root, progress=False)
-        yield _match_line(f'match_{name}_trained', A, B, torch.randn(8, 1, 28, 28), repeat, tol, derived=True)
-    for name in () if quick else PLANTED_BIG:              # large models at random initialisation, a permutation planted (12_bench_pairs)
-        try: A, B, x, pi = planted_pair(name)
-        except ImportError as e: yield dict(name=f'match_{name}_planted', not_run=f'needs {e.name}'); continue
-        big = sum(p.numel() for p in A.parameters()) > 100_000_000              # the reference loop recomputes every score each sweep: past
-        yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi, derived=True, reference=not big)   # 20 min on GPT-2 small
-    A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
-    sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
-    t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
-    t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
-    recovered = _recovered(spec, po, pi)
-    if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
-    yield report_line(f"match_{'mlp512' if quick else 'resnet20x4'}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
 
 # %% ../nbs/12a_bench.ipynb #02977497
 def bench_sweep(repeat:int=1, quick:bool=False)->list:
