@@ -4,121 +4,24 @@
 
 # %% ../nbs/06i_asymmetrize.ipynb #3dd82816
 from __future__ import annotations
-import copy, functools, importlib, math, time
+import copy, math, time
 import torch
 from torch import nn, Tensor
-import torch.nn.functional as Fn
 from torch.func import functional_call
-from .asym import asym_buffers, check_scheme, asym_layers, asym_tensors, AsymParam, SigmaAsym, _AsymMixin
+from .asym import check_scheme, asym_tensors, AsymParam, SigmaAsym, _AsymMixin
 from .models import layer_seed
 from .nnutil import call_model, model_outputs
 from .perm import PermSpec, Axis, apply_perm
-from .autospec import auto_spec, trace_spaces, _spaces_to_groups, lively_spec
+from .asym_twins import asym_class, swap_class, __getattr__, default_fixed, layer_buffers, PARAM_FORMS, asym_targets, _SwapMixin   # the layers it places: `06i_asym_twins` (`__getattr__`: pickles naming twins in this module load)
+from .autospec import trace_spaces, _spaces_to_groups, lively_spec
 
 # %% auto #0
-__all__ = ['PARAM_FORMS', 'WIDER', 'LOUDER', 'ELEMENTWISE', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers',
-           'asym_targets', 'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken',
-           'remaining_symmetry', 'alignment_spec', 'asym_row', 'asym_markdown']
+__all__ = ['WIDER', 'LOUDER', 'ELEMENTWISE', 'asymmetrize', 'generic_point', 'trainable_errors', 'distinct_units', 'prove_broken',
+           'remaining_symmetry', 'alignment_spec', 'asym_row', 'asym_markdown', 'PARAM_FORMS', 'asym_class',
+           'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets']
 
-# %% ../nbs/06i_asymmetrize.ipynb #35386788
-def _linear_eff(self, x): return Fn.linear(x, self.effective_weight(), self.bias)
-def _conv_eff(self, x): return self._conv_forward(x, self.effective_weight(), self.bias)
-_BASE_FORWARDS = (nn.Linear.forward, nn.Conv1d.forward, nn.Conv2d.forward, nn.Conv3d.forward)
-
-def _own_forward(cls:type):
-    "A forward for the twin of `cls` whose own forward is not the base layer's (weight standardisation, 'same' padding, …): it runs with W_eff in place of the weight."
-    def forward(self, *args, **kwargs):
-        W = self._parameters['weight']
-        self._parameters['weight'] = self.effective_weight(W)
-        try: return cls.forward(self, *args, **kwargs)
-        finally: self._parameters['weight'] = W                                # the trainable parameter back, also after an error
-    return forward
-
-@functools.cache
-def asym_class(cls:type)->type:
-    "The asymmetric twin of a linear or convolutional layer class: the same parameters, its forward with $F + D\\odot W$ (NI eq. 1)."
-    if issubclass(cls, _AsymMixin): raise ValueError(f"asym_class: {cls.__name__} is already asymmetric")
-    conv = issubclass(cls, nn.modules.conv._ConvNd) and not issubclass(cls, nn.modules.conv._ConvTransposeNd)
-    if not (issubclass(cls, nn.Linear) or conv):
-        raise ValueError(f"asym_class: no asymmetric form for {cls.__name__} (only linear layers and convolutions have one)")
-    fwd = (_conv_eff if conv else _linear_eff) if cls.forward in _BASE_FORWARDS else _own_forward(cls)   # a subclass's own forward is kept
-    new = type(f"Asymmetric{cls.__name__}", (_AsymMixin, cls), dict(forward=fwd, __module__=__name__))
-    new.__qualname__ = f"Asymmetric[{cls.__module__.replace('.', '/')}:{cls.__qualname__.replace('.', '/')}]"   # found again by `__getattr__`
-    return new
-
-# %% ../nbs/06i_asymmetrize.ipynb #8c99d4f4
-class _SwapMixin:
-    "A module that reads asymmetric weights itself (not through a layer's forward): while its forward runs, each weight named in `asym_reads` is $F + D\\odot W$."
-    def forward(self, *args, **kwargs):
-        eff = []
-        for path in self.asym_reads:                                               # relative names: 'in_proj_weight', 'out_proj.weight'
-            mod, _, pn = path.rpartition('.')
-            owner = self.get_submodule(mod)
-            h = owner if pn == 'weight' and isinstance(owner, _AsymMixin) else owner.get_submodule(pn + '_asym')
-            eff.append((owner, pn, owner._parameters[pn], h.effective_weight(owner._parameters[pn])))   # all computed before any is swapped
-        for owner, pn, _, t in eff: owner._parameters[pn] = t
-        try: return super().forward(*args, **kwargs)
-        finally:
-            for owner, pn, w, _ in eff: owner._parameters[pn] = w                 # the trainable parameter back, also after an error
-
-@functools.cache
-def swap_class(cls:type)->type:
-    "The twin of a module class whose forward reads asymmetric weights itself: the same module, each weight in `asym_reads` effective while it runs."
-    new = type(f"Swapping{cls.__name__}", (_SwapMixin, cls), dict(__module__=__name__))
-    new.__qualname__ = f"Swapping[{cls.__module__.replace('.', '/')}:{cls.__qualname__.replace('.', '/')}]"
-    return new
-
-# %% ../nbs/06i_asymmetrize.ipynb #1862e18d
-def __getattr__(name:str):
-    "Pickle finds a twin class by its qualified name, `Asymmetric[module:class]` or `Swapping[module:class]`, in a fresh process too."
-    kind, _, rest = name.partition('[')
-    if kind not in ('Asymmetric', 'Swapping') or not rest.endswith(']'): raise AttributeError(name)
-    mod, _, qual = rest[:-1].replace('/', '.').partition(':')
-    cls = importlib.import_module(mod)
-    for part in qual.split('.'): cls = getattr(cls, part)
-    return (asym_class if kind == 'Asymmetric' else swap_class)(cls)
-
-# %% ../nbs/06i_asymmetrize.ipynb #8e9861cd
-def default_fixed(shape:tuple, # the weight's shape
-                  writes:bool=True, # do the layer's outputs belong to a permutation group (False: an output layer)?
-                 )->int: # W-asym's fixed entries per row (linear, depthwise) or per input channel (convolution)
-    "Our default W-asym count, NI's where NI gives one (G.1 for linear layers; Table 3's group-1 density 3/32 for convolutions)."
-    if len(shape) == 2: return max(1, min(64, shape[1] // 8) if writes else shape[1] // 2)
-    per = math.prod(shape[2:]) * (1 if shape[1] == 1 else shape[0])
-    return max(1, round(per * 3 / 32))
-
-def layer_buffers(shape:tuple, scheme:str, sigma_f:float=1.0, n_fixed:int=None, density:float=0.15, eps:float=0.5, seed:int=0,
-                  groups:int=1, # a convolution's groups (depthwise: one input channel per group)
-                 )->tuple: # (F, D) of `shape`, each None where the scheme has none
-    "`asym_buffers` for a weight of any shape: linear, 1-, 2- or 3-d convolution, grouped or depthwise."
-    depthwise = len(shape) > 2 and shape[1] == 1
-    if len(shape) == 2: view = shape
-    elif depthwise and scheme != 'residual': view = (shape[0], math.prod(shape[1:]))
-    else: view = (*shape[:3], math.prod(shape[3:])) if len(shape) > 3 else (*shape, 1)
-    F, D = asym_buffers(tuple(view), scheme, sigma_f, n_fixed, density, eps, seed)
-    if scheme == 'residual' and groups > 1 and shape[0] == shape[1] * groups:
-        F = torch.zeros(view); F[torch.arange(shape[0]), torch.arange(shape[0]) % shape[1], view[2] // 2, view[3] // 2] = 1.
-    return tuple(None if t is None else t.reshape(shape) for t in (F, D))
-
-# %% ../nbs/06i_asymmetrize.ipynb #68cebbc3
-PARAM_FORMS = {nn.MultiheadAttention: ('in_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight')}   # weights read as F.linear's
-
-def _own_form(m:nn.Module, pn:str)->bool:
-    "Is `m.pn` a linear-layer weight (rows = the units written) that `m` reads itself, with an `AsymParam` form?"
-    return any(isinstance(m, c) and pn in names for c, names in PARAM_FORMS.items())
-
-def asym_targets(model:nn.Module, spec:PermSpec)->tuple:
-    "({layer name, or parameter name for `PARAM_FORMS`: the groups at the weight's axis 0 (the units it writes)} for every weight the spec touches that has an asymmetric form, {tensor: why it is left as it is})."
-    touched, targets, refused = spec.by_tensor(), {}, {}
-    for name, m in model.named_modules():
-        p = f"{name}." if name else ''
-        for pn, t in m.named_parameters(recurse=False):
-            if t.ndim < 2 or p + pn not in touched: continue
-            try: ok = _own_form(m, pn) or pn == 'weight' and (isinstance(m, _AsymMixin) or asym_class(type(m)) is not None)   # a dense hand-built layer is one already
-            except ValueError as e: ok, why = False, str(e).split(': ', 1)[1]
-            if ok: targets[p + pn if _own_form(m, pn) else name] = sorted({g for g, e in touched[p + pn] if e.axis == 0})
-            else: refused[p + pn] = why if pn == 'weight' else f"{type(m).__name__}.{pn} has no asymmetric form"
-    return targets, refused
+# %% ../nbs/06i_asymmetrize.ipynb #8ba255ba
+_all_ = ['PARAM_FORMS', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets']   # moved to `06i_asym_twins`, still exported from here
 
 # %% ../nbs/06i_asymmetrize.ipynb #0752f648
 def _make_asym(m:nn.Module, scheme, sigma_f, nf, density, eps, seed):

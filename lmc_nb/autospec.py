@@ -23,136 +23,17 @@ from .tracer import Tracer, RULES, rule, r_unknown, r_factory, r_pointwise, r_sa
 from .shape_rules import *
 from .layer_rules import *
 
+from .auto_trace import gathered_experts, trace_spaces, _settled, _axis_parts, _spaces_to_groups, spec_from_labels, feature_points, FAKE_ABOVE, ram_bytes, _fake, fake_copy, _output_bytes, trace_bytes   # tracing and labels → groups: `06h_auto_trace`
+
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'FAKE_ABOVE', 'F64_RTOL', 'gathered_experts', 'trace_spaces', 'spec_from_labels',
-           'feature_points', 'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec', 'ram_bytes',
-           'fake_copy', 'trace_bytes', 'lively', 'in_float64', 'lively_spec']
+__all__ = ['aten', 'EXPERTS', 'BOUNDARY', 'F64_RTOL', 'fixed_report', 'coverage_report', 'AutoSpec', 'auto_spec', 'same_spec',
+           'lively', 'in_float64', 'lively_spec', 'gathered_experts', 'trace_spaces', 'spec_from_labels',
+           'feature_points', 'FAKE_ABOVE', 'ram_bytes', 'fake_copy', 'trace_bytes']
 
-# %% ../nbs/06h_autospec.ipynb #71a84798
-@contextmanager
-def gathered_experts(model:nn.Module):
-    "Hugging Face's mixtures of experts computed on their batched path while in this context: each token's experts' weights gathered by the router's indices (eq. 5 of `06g_layer_rules`), which the tracer follows, instead of tokens sorted into runs by expert (eq. 4), which it cannot; other models as they are."
-    get, put = getattr(model, 'get_experts_implementation', None), getattr(model, 'set_experts_implementation', None)
-    old = None
-    if get is not None and put is not None and getattr(model, '_can_set_experts_implementation', lambda: False)():
-        try: old = get(); put({k: 'batched_mm' for k in old})
-        except Exception: old = None                                          # an implementation it refuses: traced as it is
-    try: yield
-    finally:
-        if old is not None: put(old)
-
-# %% ../nbs/06h_autospec.ipynb #937a4413
-def trace_spaces(model:nn.Module, x,
-                 fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
-                )->tuple:
-    "Trace `model` on `x`: (the tracer, state-dict name → axis labels of every tensor the outputs depend on)."
-    fm = nullcontext()
-    if fake:
-        if FakeTensorMode is None: raise RuntimeError("trace_spaces: fake=True needs torch's FakeTensorMode, which this torch lacks")
-        fm = FakeTensorMode(allow_non_fake_inputs=True)
-        with fm: model = fake_copy(model)
-    named = {}
-    sd_keys = set(model.state_dict(keep_vars=True).keys())
-    for n, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
-        named.setdefault(id(t), []).append(n)
-    tr = Tracer(named)
-    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
-    hooks = []
-    def enter(m, a, n):
-        tr.where.append(n); w, ins = m._parameters.get('weight'), _tensors(a)
-        if w is not None and w.ndim >= 2 and ins: tr.calls.append((n, ins[0])); tr.keep.append(ins[0])
-    for n, m in model.named_modules():
-        hooks.append(m.register_forward_pre_hook(lambda m, a, n=n: enter(m, a, n)))
-        hooks.append(m.register_forward_hook(lambda m, a, o: (tr.where.pop(), None)[1]))
-    was = model.training; model.eval()
-    try:
-        with fm, torch.enable_grad(), warnings.catch_warnings(), gathered_experts(model), tr:
-            warnings.filterwarnings('ignore', message='TF32 acceleration on top of oneDNN')    # torch 2.14 warns when the flags are set
-            with torch.backends.mkldnn.flags(enabled=False): out = call_model(model, x)
-    finally:
-        for h in hooks: h.remove()
-        model.train(was)
-    outs = model_outputs(out)
-    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
-    tr.replay(outs)
-    for t in outs: fix_label(tr.label(t), 'model output')
-    tensors = {}
-    for n, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
-        if id(t) not in tr.lab: continue
-        if n not in sd_keys: fix_label(tr.lab[id(t)], f'{n} is not in the state dict'); continue
-        tensors[n] = tr.lab[id(t)]
-    tr.settle(list(tensors.values()))                                   # choices in no set order whose order was read (06g eq. 6)
-    tr.sliced = tr.settle_fibers(tensors)                               # a σ per expert where gathered rows kept to themselves (06e eq. fiber)
-    return tr, tensors
-
-# %% ../nbs/06h_autospec.ipynb #49ca6c78
-def _settled(s:Space)->bool:
-    "Is `s` fixed: marked so, or a direct sum whose every block is fixed (rotary frequencies: both halves of a head)?"
-    s = find(s)
-    return bool(s.fixed) or (s.kind == 'sum' and all(_settled(k) for k in s.kids))
-
-def _axis_parts(ax:list)->list:
-    "(leaf space, steps) for every free unit space of one axis label: the (span, view, sub) steps of an `Axis` that reach it (`06_perm`, eq. steps), steps that change nothing left out."
-    def walk(facs, span, steps):                                        # facs: the product factors of the units `span` of the step before
-        view, out = (tuple(find(l).n for l in facs) if len(facs) > 1 else None), []
-        for j, l in enumerate(facs):
-            l = find(l)
-            if _settled(l) or l.n <= 1: continue
-            st = steps + ((span, view, j if view else 0),) if (span, view) != (None, None) else steps
-            if l.kind == 'sum':                                         # a direct sum, here or inside a product: each free block a step further
-                for off, c in _sum_parts(l): out += walk(leaves(c), (off, off + find(c).n), st)
-            else: out.append((l, st))
-        return out
-    facs = [l for s in ax for l in leaves(s)]
-    return walk(facs, None, ()) if facs else []
-
-# %% ../nbs/06h_autospec.ipynb #b526937b
-def _spaces_to_groups(tensors:dict,
-                      sliced:dict=None, # id(leaf space) → {tensor: its sliced axis} (`Tracer.settle_fibers`): one group per slice (06_perm eq. slice)
-                     )->dict:
-    "id(leaf space) → (group name, [Axis]) from each state-dict tensor's labels; a sliced space gives (id, slice) → one group per slice instead."
-    groups = {}
-    for n, lab in tensors.items():
-        for i, ax in enumerate(lab):
-            for l, steps in _axis_parts(ax):
-                (span, view, sub), inner = (steps[0] if steps else (None, None, 0)), steps[1:]
-                groups.setdefault(id(l), []).append(Axis(n, i, view, sub, span, inner))
-    step = lambda span, view, sub: (f".{sub}" if view else '') + (f"@{span[0]}" if span else '')
-    name = lambda e: f"{e.tensor.rsplit('.', 1)[0]}:{e.axis}" + step(e.span, e.view, e.sub) + ''.join('/' + step(*s) for s in e.inner)
-    out = {}
-    for k, es in groups.items():
-        at = (sliced or {}).get(k)
-        if at is None or any(e.tensor not in at for e in es): out[k] = (name(es[0]), es); continue
-        E = {axis_size(tensors[e.tensor][at[e.tensor]]) for e in es}
-        if len(E) != 1: out[k] = (name(es[0]), es); continue                   # slices of different counts: one σ for all
-        for j in range(E.pop()): out[k, j] = (f"{name(es[0])}#{j}", [replace(e, at=(at[e.tensor], j)) for e in es])
-    return out
-
-def spec_from_labels(tensors:dict)->dict:
-    "group → [Axis] from each state-dict tensor's labels (fixed spaces left out)."
-    return dict(_spaces_to_groups(tensors).values())
-
-# %% ../nbs/06h_autospec.ipynb #a45bd68c
-def feature_points(tr:Tracer, by_space:dict, keep:set)->dict:
-    "group → observation points (`04_features`): the inputs of layers with a matrix weight that read the group's units, for layers called once."
-    calls, pts, seen = Counter(n for n, _ in tr.calls), {}, set()
-    for n, t in tr.calls:
-        lab = tr.lab.get(id(t))
-        if calls[n] > 1 or lab is None: continue                       # a layer called twice has no one input to capture
-        for i, ax in enumerate(lab):
-            for l, steps in _axis_parts(ax):
-                if len(steps) > 1: continue                             # units a step deeper: no feature point names them (matched by weights)
-                span, view, sub = steps[0] if steps else (None, None, 0)
-                g = by_space.get(id(l), (None,))[0]
-                if g in keep and (g, id(t), i, sub, span) not in seen:     # q, k and v read one tensor: capture it once
-                    seen.add((g, id(t), i, sub, span)); pts.setdefault(g, []).append((n, 'in', view, i, sub, span))
-    out = {}
-    for g, ps in pts.items():                                          # one kind of point per group: the most common (view, sub)
-        kind = Counter((p[2], p[4]) for p in ps).most_common(1)[0][0]
-        out[g] = [p for p in ps if (p[2], p[4]) == kind]
-    return out
+# %% ../nbs/06h_autospec.ipynb #60165319
+_all_ = ['gathered_experts', 'trace_spaces', 'spec_from_labels', 'feature_points', 'FAKE_ABOVE', 'ram_bytes', 'fake_copy', 'trace_bytes']   # moved to `06h_auto_trace`, still exported from here
 
 # %% ../nbs/06h_autospec.ipynb #aaf560c9
 def fixed_report(tensors):
@@ -300,46 +181,6 @@ def same_spec(a:PermSpec, b:PermSpec)->bool:
     "Do two specs permute the same sets of axes together (ignoring group names and entry order)?"
     canon = lambda s: sorted(sorted(map(repr, es)) for es in s.groups.values())
     return canon(a) == canon(b)
-
-# %% ../nbs/06h_autospec.ipynb #f4ke0002
-FAKE_ABOVE = 0.25   # auto_spec traces on fake tensors when a real trace would keep more than this share of the machine's memory
-
-def ram_bytes()->int:
-    "This machine's physical memory in bytes."
-    return os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
-
-def _fake(t:Tensor)->Tensor:
-    f = torch.empty_like(t)                                                   # under FakeTensorMode: a fake tensor, no memory
-    return nn.Parameter(f, t.requires_grad) if isinstance(t, nn.Parameter) else f
-
-def fake_copy(model:nn.Module)->nn.Module:
-    "A deep copy of `model` whose parameters and buffers are fake tensors (nothing copied); call it inside a `FakeTensorMode`."
-    return copy.deepcopy(model, {id(t): _fake(t) for t in [*model.parameters(), *model.buffers()]})
-
-# %% ../nbs/06h_autospec.ipynb #f4ke0003
-def _output_bytes():
-    "A dispatch mode that sums the bytes of every op's outputs (under fake tensors: nothing is computed or allocated)."
-    class OutputBytes(TorchDispatchMode):
-        def __init__(self): super().__init__(); self.total = 0
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            self.total += sum(t.numel() * t.element_size() for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor))
-            return out
-    return OutputBytes()
-
-def trace_bytes(model:nn.Module, x)->int|None:
-    "Bytes of all op outputs of one forward pass on `x`, which a real trace keeps alive (it records with autograd on), counted on a fake-tensor copy (no memory used, the model untouched: a forward may cache tensors in it); None if it cannot run so."
-    if FakeTensorMode is None: return None                                    # this torch lacks it
-    log = logging.getLogger('torch._subclasses.fake_tensor'); level = log.level
-    try:
-        log.setLevel(logging.CRITICAL)                                        # an op without a meta kernel (grouped products in float32) is
-        with FakeTensorMode(allow_non_fake_inputs=True), warnings.catch_warnings():   # logged with its traceback: we return None instead
-            warnings.simplefilter('ignore')
-            twin = fake_copy(model)
-            with _output_bytes() as ob, torch.enable_grad(): call_model(twin, x)
-        return ob.total
-    except Exception: return None
-    finally: log.setLevel(level)
 
 # %% ../nbs/06h_autospec.ipynb #l1vely02
 @torch.no_grad()

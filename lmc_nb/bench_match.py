@@ -39,7 +39,7 @@ def in_capped_child(fn, # an importable function (it is pickled by name)
     "`fn(*args)` in a fresh process on this one's torch threads, held to `cap` × RAM more: a run that would exhaust memory is refused there, and kills nothing here."
     import multiprocessing as mp, pickle                                      # spawned, not forked: a child forked after torch's OpenMP pool
     ctx = mp.get_context('spawn'); rx, tx = ctx.Pipe(duplex=False)           # ran on more than one thread hangs in its first parallel op
-    from lmc_nb import bench                                                  # the package's `_capped`, not a notebook's copy: the child imports it by name
+    from lmc_nb import bench_match as bench                                   # the package's `_capped`, not a notebook's copy: the child imports it by name
     proc = ctx.Process(target=bench._capped, args=(tx, torch.get_num_threads(), cap, fn, args)); proc.start(); tx.close()
     try:
         if not rx.poll(timeout): proc.kill(); proc.join(); return 'timeout', None
@@ -55,7 +55,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     import importlib.util
     if importlib.util.find_spec('rebasin') is None: return dict(rebasin='not installed (pip install rebasin)')
     if cap is not None:                                                       # GPT-2 small: its path enumeration took over 14 GiB before
-        from lmc_nb import bench                                              # matching anything; a killed child costs nothing here
+        from lmc_nb import bench_match as bench                               # matching anything; a killed child costs nothing here
         st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
         if st == 'ok': return r
         more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'

@@ -12,13 +12,18 @@ from .tracer import Tracer, Fiber, RULES, rule, r_unknown, r_factory, r_pointwis
 from .shape_rules import *
 from .shape_rules import _looked_up, _fix_named, _span
 
+from .index_rules import r_pad, r_roll, _index_axes, _indexed, _literal_run, r_index, r_index_select, r_embedding, r_copy, r_repeat, r_index_add, r_im2col, r_unfold, r_col2im, r_index_put   # indexing and positions: `06g_index_rules`
+
 aten = torch.ops.aten
 
 # %% auto #0
-__all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_pad', 'r_roll', 'r_index',
-           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_sdpa', 'r_ignore', 'r_restride', 'r_grouped_mm',
-           'r_index_add', 'r_im2col', 'r_unfold', 'r_col2im', 'r_solve_triangular', 'r_index_put', 'r_weight_norm',
-           'r_complex']
+__all__ = ['aten', 'r_mm', 'r_conv', 'r_layer_norm', 'r_batch_norm', 'r_group_norm', 'r_pool', 'r_sdpa', 'r_ignore', 'r_restride',
+           'r_grouped_mm', 'r_solve_triangular', 'r_weight_norm', 'r_complex', 'r_pad', 'r_roll', 'r_index',
+           'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_index_add', 'r_im2col', 'r_unfold', 'r_col2im',
+           'r_index_put']
+
+# %% ../nbs/06g_layer_rules.ipynb #4b598745
+_all_ = ['r_pad', 'r_roll', 'r_index', 'r_index_select', 'r_embedding', 'r_copy', 'r_repeat', 'r_index_add', 'r_im2col', 'r_unfold', 'r_col2im', 'r_index_put']   # moved to `06g_index_rules`, still exported from here
 
 # %% ../nbs/06g_layer_rules.ipynb #eb9e27a1
 def _mm(T, a, b, out, why):
@@ -103,104 +108,6 @@ def r_pool(T, func, args, kwargs, out):
         for s in ax: fix(s, sp)
     for o in _tensors(out): T.set(o, lx[:lead] + [[Space(n, sp)] if n != 1 else [] for n in o.shape[lead:]])
 
-# %% ../nbs/06g_layer_rules.ipynb #e7bdbcbf
-def r_pad(T, func, args, kwargs, out):
-    x = args[0]; lx = T.label(x); ol = []
-    for i, (a, b) in enumerate(zip(x.shape, out.shape)):
-        if a == b: ol.append(lx[i])
-        else:
-            for s in lx[i]: fix(s, f'a padded axis ({T.op})')
-            ol.append([Space(b, 'padded')] if b != 1 else [])
-    T.set(out, ol)
-
-def r_roll(T, func, args, kwargs, out):
-    x = args[0]; lx = T.label(x); dims = args[2] if len(args) > 2 else list(range(x.ndim))
-    for d in ([dims] if isinstance(dims, int) else dims):
-        for s in lx[_dim(d, x.ndim)]: fix(s, f'a rolled axis ({T.op})')
-    T.set(out, lx)
-
-def _index_axes(T, its:list, shape:tuple)->list:
-    "The axes a lookup's result gets from its index tensors: theirs, broadcast (reordering an index reorders the result); a boolean mask's are new."
-    if its and all(t.dtype != torch.bool for t in its) and tuple(torch.broadcast_shapes(*(t.shape for t in its))) == tuple(shape):
-        return _bcast(T, its, torch.empty(shape, device='meta'))
-    return [[Space(n, f'index result ({T.op})')] if n != 1 else [] for n in shape]
-
-# %% ../nbs/06g_layer_rules.ipynb #930cb808
-def _indexed(T, x:Tensor)->str:
-    "Why an indexed axis of `x` stays: a parameter's are rows of a table looked up by index (as an embedding's: positions, offsets), not hidden units; an activation's are an indexed axis."
-    return 'rows looked up by index' if id(x) in T.names else 'an indexed axis'
-
-def _literal_run(T, t, n:int):
-    "(start, end) if index tensor `t` is a Python literal of consecutive ascending positions along an axis of `n` units (Falcon's `qkv[..., [-2], :]`), else None."
-    if t is None or id(t) not in T.literal or t.ndim != 1 or not len(t) or t.dtype in (torch.bool, torch.uint8) or t.is_floating_point(): return None
-    try: v = t.tolist()
-    except Exception: return None                                            # a fake tensor: its values are not known
-    if not all(-n <= i < n for i in v): return None
-    v = [i % n for i in v]
-    return (v[0], v[0] + len(v)) if v == list(range(v[0], v[0] + len(v))) else None
-
-# %% ../nbs/06g_layer_rules.ipynb #bd48349c
-def r_index(T, func, args, kwargs, out):
-    "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has). A literal run of positions on one axis is a slice."
-    x, idx = args[0], args[1]; lx = T.label(x)
-    at = [k for k, t in enumerate(idx) if t is not None]
-    if len(at) == 1 and (run := _literal_run(T, idx[at[0]], x.shape[at[0]])) is not None:   # x[..., [a, a+1, …], ...]: x[..., a:b, ...]
-        T.set(out, _span(T, lx, at[0], x.shape[at[0]], *run, 'one position indexed'))
-        if T.values(x) is not None: T.set_values(out, T.values(x), like=x)
-        return
-    pos, its, at, named = [], [], 0, set()
-    for t in idx:
-        n = t.ndim if t is not None and t.dtype == torch.bool else 1
-        if t is not None:
-            pos += range(at, at + n); its.append(t)
-            if n == 1 and _looked_up(T, lx[at], t, x.shape[at]): named.add(at)   # indices naming the axis's units (eq. 5): it moves with them
-        at += n
-    for i in pos:
-        if i in named: continue
-        for s in lx[i]: fix(s, f'{_indexed(T, x)} ({T.op})')
-    k = out.ndim - (x.ndim - len(pos))
-    contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
-    new = _index_axes(T, its, out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
-    rest = [l for i, l in enumerate(lx) if i not in pos]
-    if len(named) == 1 and len(its) == 1 and id(x) in T.names and rest:         # a stacked weight's rows gathered by chosen indices: its other
-        axes = [i for i in range(x.ndim) if i not in pos]                     # axes as fibers over the rows (eq. fiber of 06e_tracer)
-        rest, rows = [[Space(x.shape[i])] if x.shape[i] != 1 else [] for i in axes], [s for ax in new for s in ax]
-        T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named)), id(x)) for i, f in zip(axes, rest) if f]
-        T.gathers[id(x)] = T.gathers.get(id(x), 0) + 1
-    ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
-    if len(ol) == out.ndim: T.set(out, ol)
-    else: T.set(out, fresh(out.shape, f'index result ({T.op})'))
-    if T.values(x) is not None: T.set_values(out, T.values(x), like=x)                 # indices looked up are indices still
-
-# %% ../nbs/06g_layer_rules.ipynb #72b80b9c
-def r_index_select(T, func, args, kwargs, out):
-    x, d = args[0], _dim(args[1], args[0].ndim); lx = list(T.label(x))
-    if not _looked_up(T, lx[d], args[2], x.shape[d]):
-        for s in lx[d]: fix(s, f'{_indexed(T, x)} ({T.op})')
-    lx[d] = _index_axes(T, [args[2]], out.shape[d:d + 1])[0]
-    T.set(out, lx)
-    if T.values(x) is not None: T.set_values(out, T.values(x), like=x)
-
-# %% ../nbs/06g_layer_rules.ipynb #99dc1dd5
-def r_embedding(T, func, args, kwargs, out):
-    w, idx = args[0], args[1]; lw = T.label(w)
-    if not _looked_up(T, lw[0], idx, w.shape[0]):                              # token ids: the vocabulary stays; chosen experts' ids: eq. (5)
-        for s in lw[0]: fix(s, f'rows looked up by index ({T.op})')
-    T.set(out, _index_axes(T, [idx], idx.shape) + [lw[1]])
-
-def r_copy(T, func, args, kwargs, out):
-    dst, src = args[0], args[1]
-    ol = _bcast(T, [dst, src], dst); T.set(dst, ol)
-    if isinstance(out, Tensor) and out is not dst: T.set(out, ol)
-
-def r_repeat(T, func, args, kwargs, out):
-    x, reps = args[0], args[1]; lx = T.label(x); k = len(reps) - x.ndim       # the copies are identical: permuting them changes nothing,
-    ol = [[Space(n)] if n != 1 else [] for n in out.shape[:k]]               # so their index is a space of its own (as a broadcast's new axes)
-    for i in range(x.ndim):
-        r = reps[k + i]
-        ol.append(lx[i] if r == 1 else ([Space(r)] + lx[i]))
-    T.set(out, ol)
-
 # %% ../nbs/06g_layer_rules.ipynb #e09fdad5
 def r_sdpa(T, func, args, kwargs, out):
     "Fused attention softmax(q kᵀ) v: q with k on the head dimension, k with v on keys, heads and batch shared."
@@ -272,47 +179,6 @@ CARRY.update({aten.view, aten._unsafe_view, aten.reshape, aten._reshape_alias, a
 LOOKUPS.update({aten.index, aten.index_select, aten.embedding, aten.gather, aten.scatter, aten.scatter_, aten.scatter_add, aten.scatter_add_})   # (eq. 5)
 RULES.update({aten.scatter: r_scatter, aten.scatter_: r_scatter, aten.scatter_add: r_scatter, aten.scatter_add_: r_scatter})
 
-# %% ../nbs/06g_layer_rules.ipynb #db8c4c2a
-def r_index_add(T, func, args, kwargs, out):
-    "x.index_add(d, idx, src): src's rows along d added to x's rows idx — x's axis d moves with the units idx names (eq. 5), else stays; their other axes are one."
-    x, d, idx, src = args[0], _dim(args[1], args[0].ndim), args[2], args[3]; lx, ls = list(T.label(x)), T.label(src)
-    _fix_named(T, (x, src))
-    if not _looked_up(T, lx[d], idx, x.shape[d]):                             # rows chosen by position (a token's index in a loop over experts)
-        for s in lx[d]: fix(s, f'an indexed axis ({T.op})')
-    for i in range(x.ndim):
-        if i != d and x.shape[i] != 1: unify_axis(lx[i], ls[i], T.op)
-    if src.ndim and src.shape[d] != 1: unify_axis(ls[d], T.label(idx)[0], T.op)   # src's row j goes where idx[j] says
-    for o in _tensors(out): T.set(o, lx)
-    if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
-
-def r_im2col(T, func, args, kwargs, out):
-    "unfold (im2col): (N, C, H, W) → (N, C·k, L): each channel's k kernel positions side by side — channels move, kernel positions and places stay."
-    x = args[0]; lx = T.label(x); sp = f'spatial axes of an unfold ({T.op})'; c = x.ndim - 3
-    for ax in lx[c + 1:]:
-        for s in ax: fix(s, sp)
-    k = out.shape[c] // x.shape[c]; s = Space(out.shape[c])
-    if k > 1: ch, pos = refine(s, [x.shape[c], k]); fix(pos, sp); unify_axis([ch], lx[c], T.op)
-    else: unify_axis([s], lx[c], T.op)
-    T.set(out, lx[:c] + [[s] if out.shape[c] != 1 else [], [Space(out.shape[-1], sp)] if out.shape[-1] != 1 else []])
-
-# %% ../nbs/06g_layer_rules.ipynb #19b01277
-def r_unfold(T, func, args, kwargs, out):
-    "x.unfold(d, size, step): sliding windows along axis d, each a new last axis — d's units are positions read in order, so they stay (one window of the whole axis keeps them, in order); the other axes pass."
-    x = args[0]; d, size = _dim(args[1], x.ndim), args[2]; lx = list(T.label(x)); n = x.shape[d] if x.ndim else 1
-    if size == n: T.set(out, lx[:d] + [[]] + lx[d + 1:] + [lx[d]]); return
-    why = f'sliding windows along an axis ({T.op})'
-    for s in lx[d]: fix(s, why)
-    T.set(out, lx[:d] + [[Space(out.shape[d], why)] if out.shape[d] != 1 else []] + lx[d + 1:] + [[Space(size, why)] if size != 1 else []])
-
-def r_col2im(T, func, args, kwargs, out):
-    "fold (col2im): (N, C·k, L) → (N, C, H, W), each channel's k kernel positions summed into place — channels move, the rest stays."
-    x = args[0]; lx = T.label(x); sp = f'spatial axes of a fold ({T.op})'; c = x.ndim - 2
-    for s in lx[-1]: fix(s, sp)
-    C = out.shape[c]; k = x.shape[c] // C; s = Space(x.shape[c]); unify_axis([s], lx[c], T.op)
-    if k > 1: ch, pos = refine(s, [C, k]); fix(pos, sp)
-    else: ch = s
-    T.set(out, lx[:c] + [[ch] if C != 1 else []] + [[Space(n, sp)] if n != 1 else [] for n in out.shape[c + 1:]])
-
 # %% ../nbs/06g_layer_rules.ipynb #dd42766f
 def r_solve_triangular(T, func, args, kwargs, out):
     "X = A⁻¹B (left) or B A⁻¹: each of B's columns (rows) solved on its own, so that axis moves; the triangle's order, and B's axis it runs along, stay."
@@ -328,34 +194,6 @@ def r_solve_triangular(T, func, args, kwargs, out):
             else: unify_axis(ol[-i], lt[-i], T.op)
     ol[free], ol[run] = lb[free], ([Space(out.shape[run], why)] if out.shape[run] != 1 else [])
     T.set(out, ol)
-
-# %% ../nbs/06g_layer_rules.ipynb #ea799e74
-def r_index_put(T, func, args, kwargs, out):
-    "x[idx] = v (index_put): the indexed axes stay (or move with the units chosen indices name, eq. 5); x's other axes are v's, aligned as x[idx] has them."
-    x, idx, v = args[0], args[1], args[2]; lx, lv = list(T.label(x)), T.label(v); why = f'positions written by index ({T.op})'
-    pos, at, its = [], 0, []
-    for t in idx:
-        n = t.ndim if t is not None and t.dtype == torch.bool else 1
-        if t is not None:
-            its.append(t)
-            if not (n == 1 and t.dtype != torch.bool and _looked_up(T, lx[at], t, x.shape[at])):
-                for i in range(at, at + n):
-                    for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
-            pos += range(at, at + n)
-        at += n
-    _fix_named(T, (x, v))
-    rest = [i for i in range(x.ndim) if i not in pos]
-    k = max([1 if t.dtype == torch.bool else t.ndim for t in its], default=0)   # the index tensors' axes, broadcast (a mask: one)
-    contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
-    res = ([i for i in rest if i < pos[0]] + [None] * k + [i for i in rest if i > pos[0]]) if contiguous and pos else [None] * k + rest   # x[idx]'s axes
-    for j in range(1, v.ndim + 1):
-        if v.shape[-j] == 1: continue
-        i = res[-j] if j <= len(res) else None
-        if i is not None and x.shape[i] == v.shape[-j]: unify_axis(lx[i], lv[-j], T.op)
-        else:
-            for s in lv[-j]: fix(s, why)
-    for o in _tensors(out): T.set(o, lx)
-    if out is not x and func.overloadpacket.__name__.endswith('_'): T.set(x, lx)
 
 # %% ../nbs/06g_layer_rules.ipynb #835fd2ac
 RULES.update({aten.index_add: r_index_add, aten.index_add_: r_index_add, aten.index_put: r_index_put, aten.index_put_: r_index_put,
