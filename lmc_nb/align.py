@@ -120,6 +120,18 @@ def _add_repair(res:dict, A:nn.Module, method:str, data:Splits, lams:int, stat_s
     res['paths'][f'{method} + REPAIR'] = repair_curve(A, res['aligned'][method][0], data.test, data.train, lams, stat_samples, n_boot, progress).to_dict()
     res['seconds']['repair'] = time.perf_counter() - t
 
+# %% ../nbs/12_align.ipynb #b04c1760
+def _check_methods(methods):
+    "Refuse an empty or unknown method, naming the known ones."
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods: raise ValueError(f"align: method {bad[0] if bad else None!r} unknown; choose from {list(METHODS)}")
+
+def _align_one(res:dict, A:nn.Module, wa:Weights, wb:Weights, spec, m:str, data:Splits, stat_samples:int, curve, bar):
+    "B aligned to A by method `m`, its path's curve and its time, into `res`."
+    t = time.perf_counter(); bar.set_description(f'align: {m} matching and its path')
+    Bm, perms = _aligned(wa, wb, spec, m, data, stat_samples)
+    res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t; bar.update()
+
 # %% ../nbs/12_align.ipynb #ba94df29
 def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architecture
                data:Splits, # evaluation on data.test; batch-norm reset, activation statistics and REPAIR on data.train
@@ -129,8 +141,7 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
                stat_samples:int=5000, # training samples for activation statistics, batch-norm reset and REPAIR
                progress:bool=True)->dict:
     "Spec derived and proved, B aligned to A by each method, and the curves and barriers (with intervals) of every path."
-    bad = [m for m in methods if m not in METHODS]
-    if bad or not methods: raise ValueError(f"align: method {bad[0] if bad else None!r} unknown; choose from {list(METHODS)}")
+    _check_methods(methods)
     check_compatible(A, B); check_takes(A, data); t0 = time.perf_counter()
     bar = tqdm(total=1 + len(methods) + bool(repair), desc='align: spec and the unaligned path', disable=not progress, leave=False)
     spec = auto_spec(A, data.test.X[:2])
@@ -140,10 +151,7 @@ def align_pair(A:nn.Module, B:nn.Module, # two trained models of one architectur
     bn = data.train[:stat_samples]
     curve = lambda P, Q: lmc_curve(P, Q, data.test, lams, bn_data=bn, n_boot=n_boot)
     res['paths']['none'] = curve(A, B).to_dict(); res['seconds']['spec'] = time.perf_counter() - t0; bar.update()
-    for m in methods:
-        t = time.perf_counter(); bar.set_description(f'align: {m} matching and its path')
-        Bm, perms = _aligned(wa, wb, spec, m, data, stat_samples)
-        res['aligned'][m] = (Bm, perms); res['paths'][m] = curve(A, Bm).to_dict(); res['seconds'][m] = time.perf_counter() - t; bar.update()
+    for m in methods: _align_one(res, A, wa, wb, spec, m, data, stat_samples, curve, bar)
     if repair: bar.set_description(f'align: REPAIR along the {methods[0]} path'); _add_repair(res, A, methods[0], data, lams, stat_samples, n_boot, progress); bar.update()
     bar.close()
     for p in res['paths'].values(): p.update(_barriers(p))
@@ -230,6 +238,16 @@ def planted_bytes(model:nn.Module)->int:
     sizes = [t.numel() * t.element_size() for t in model.state_dict().values()]
     return PLANTED_PEAK[0] * sum(sizes) + PLANTED_PEAK[1] * max(sizes, default=0)
 
+# %% ../nbs/12_align.ipynb #ec48ad6b
+def _planted(spec, sd:dict)->tuple:
+    "(planted permutations, recovered exactly by weight matching?, or only up to units identical in the model?)."
+    P = random_perms(spec, sd, seed=1)
+    sb = apply_perm(spec, sd, P) if P else {}
+    Q, _ = weight_matching(spec, sd, sb) if P else ({}, None)
+    inv = invert_perms(P, spec); same = all(torch.equal(Q[g], inv[g]) for g in P)
+    tied = not same and all(torch.equal(v, sd[k]) for k, v in apply_perm(spec, sb, Q).items())   # units identical in the model (an all-zero buffer's columns):
+    return P, same, tied                                                      # swapping them gives A's weights exactly
+
 # %% ../nbs/12_align.ipynb #3e7ca0fb
 def planted_row(name:str, model:nn.Module, x,
                 ram:int=None, # bytes the check may use (default: this machine's physical memory); it is refused above 90 % of them
@@ -247,12 +265,7 @@ def planted_row(name:str, model:nn.Module, x,
     except Exception as e: return dict(model=name, ok=False, reason=f"{type(e).__name__}: {str(e).splitlines()[0][:160]}")
     t1 = time.time()
     sd = {k: v.detach() for k, v in model.state_dict().items()}
-    P = random_perms(spec, sd, seed=1)
-    sb = apply_perm(spec, sd, P) if P else {}
-    Q, _ = weight_matching(spec, sd, sb) if P else ({}, None)
-    inv = invert_perms(P, spec); same = all(torch.equal(Q[g], inv[g]) for g in P)
-    tied = not same and all(torch.equal(v, sd[k]) for k, v in apply_perm(spec, sb, Q).items())   # units identical in the model (an all-zero
-    exact = same or tied                                                      # buffer's columns): swapping them gives A's weights exactly
+    P, same, tied = _planted(spec, sd); exact = same or tied
     fixed = '; '.join(f'{k} ({v})' for k, v in spec.fixed.items() if k not in ('model input', 'model output'))
     return dict(model=name, ok=bool(P) and exact, groups=len(P), units=sum(len(p) for p in P.values()), check=max(spec.errors.values(), default=0.),
                 coverage=dict(spec.coverage, fixed=dict(spec.coverage['fixed'])),

@@ -83,6 +83,21 @@ def _refuse(model:nn.Module, x, scheme:str, spec):
     if spec is None and x is None: raise ValueError("asymmetrize: pass an example input x (to derive the spec) or a spec")
 
 
+# %% ../nbs/06i_asymmetrize.ipynb #49dfa8fe
+def _place(model:nn.Module, out:nn.Module, targets:dict, scheme:str, sigma_f:float, n_fixed, density:float, eps:float, mask_seed:int, seeds:dict)->dict:
+    "Make each target of `out` (a copy of `model`) asymmetric, a layer as its twin and a weight its module reads itself as an `AsymParam` form, with its own seed: {target: what was placed}."
+    mods, layers = dict(model.named_modules()), {}
+    targets_own = {n.rpartition('.')[2] for n in targets if n not in mods}
+    for i, (name, writes) in enumerate(targets.items()):
+        shape = tuple((mods[name].weight if name in mods else model.get_parameter(name)).shape)
+        seed = layer_seed(mask_seed, i) if seeds is None else seeds[name]
+        nf = _count(n_fixed, name, shape, bool(writes)) if scheme == 'wasym' else None
+        mod, _, pn = name.rpartition('.')
+        if pn in targets_own: _make_param_asym(out.get_submodule(mod), pn, scheme, sigma_f, nf, density, eps, seed)
+        else: _make_asym(out.get_submodule(name), scheme, sigma_f, nf, density, eps, seed)
+        layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes, **(dict(read_by=mod) if pn in targets_own else {}))
+    return layers
+
 # %% ../nbs/06i_asymmetrize.ipynb #cd296fa1
 @torch.no_grad()
 def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an example input: a tensor, a tuple, or a dict of keyword arguments
@@ -98,16 +113,8 @@ def asymmetrize(model:nn.Module, x=None, # the model (left unchanged) and an exa
     spec = lively_spec(model, x) if spec is None else spec                 # derived on a lively copy: a model at init may have a zero head (06h)
     if scheme == 'sigma': return _sigma_model(model, x, spec, sigma_f, mask_seed, seeds, prove)
     targets, refused = asym_targets(model, spec)
-    out, mods, layers = copy.deepcopy(model), dict(model.named_modules()), {}
-    targets_own = {n.rpartition('.')[2] for n in targets if n not in mods}
-    for i, (name, writes) in enumerate(targets.items()):
-        shape = tuple((mods[name].weight if name in mods else model.get_parameter(name)).shape)
-        seed = layer_seed(mask_seed, i) if seeds is None else seeds[name]
-        nf = _count(n_fixed, name, shape, bool(writes)) if scheme == 'wasym' else None
-        mod, _, pn = name.rpartition('.')
-        if pn in targets_own: _make_param_asym(out.get_submodule(mod), pn, scheme, sigma_f, nf, density, eps, seed)
-        else: _make_asym(out.get_submodule(name), scheme, sigma_f, nf, density, eps, seed)
-        layers[name] = dict(shape=shape, seed=seed, n_fixed=nf, writes=writes, **(dict(read_by=mod) if pn in targets_own else {}))
+    out = copy.deepcopy(model)
+    layers = _place(model, out, targets, scheme, sigma_f, n_fixed, density, eps, mask_seed, seeds)
     if x is not None: _route_uncalled(out, x, layers, refused)
     out.asymmetry = dict(scheme=scheme, sigma_f=sigma_f, layers=layers, refused=refused, spec=spec,
                          groups=prove_broken(out, x, spec) if x is not None and prove else {})
@@ -178,19 +185,9 @@ def distinct_units(model:nn.Module, spec:PermSpec, g:str)->tuple:
 WIDER = (0.2, 1.0)   # `generic_point` spreads at which a group still weakly visible is looked at again
 LOUDER = (4.0, 16.0, 64.0)   # factors by which the trainable tensors a still weakly visible group's permutation moves are scaled, one at a time
 
-# %% ../nbs/06i_asymmetrize.ipynb #6b030bbb
-def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, draws:int=3)->dict:
-    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points, then with its own tensors `LOUDER`) and eq. 2."
-    gp = generic_point(model, x, seed); errs, out = trainable_errors(gp, x, spec, seed), {}
-    def more(point, seeds):
-        for k in seeds:
-            low = [g for g, e in errs.items() if e <= tol]
-            if not low: return
-            errs.update({g: max(e, errs[g]) for g, e in trainable_errors(point, x, PermSpec({g: spec.groups[g] for g in low}), k).items()})
-    more(gp, range(seed + 1, seed + draws))                                     # a weakly visible group (q·k dimensions at a flat softmax) gets more draws
-    for spread in WIDER:                                                        # still weak (behind a 1e-6 layer scale): another point, its constants redrawn wider
-        if all(e > tol for e in errs.values()): break
-        more(generic_point(model, x, seed + 1, spread), range(seed, seed + draws))
+# %% ../nbs/06i_asymmetrize.ipynb #6ef9de75
+def _louder(gp:nn.Module, x, spec:PermSpec, errs:dict, tol:float, seed:int, draws:int):
+    "For each group still changing the outputs by at most `tol`: its own tensors scaled by each of `LOUDER` in turn (one group at a time, restored after), its change updated in `errs`."
     params = dict(gp.named_parameters(remove_duplicate=False))
     for k in LOUDER:                                                            # still weak (a faint branch on a loud stream): its own tensors louder, one group at a time
         for g in [g for g, e in errs.items() if e <= tol]:
@@ -204,6 +201,21 @@ def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, 
             finally:
                 with torch.no_grad():
                     for p, v in zip(own, kept): p.copy_(v)
+
+# %% ../nbs/06i_asymmetrize.ipynb #6b030bbb
+def prove_broken(model:nn.Module, x, spec:PermSpec, tol:float=1e-3, seed:int=0, draws:int=3)->dict:
+    "{group: dict(change, distinct, broken, why)}: each group of `spec` checked on the asymmetric `model` by output change (the largest over up to `draws` permutations, at `generic_point` and, for a group still at most `tol`, at the `WIDER` points, then with its own tensors `LOUDER`) and eq. 2."
+    gp = generic_point(model, x, seed); errs, out = trainable_errors(gp, x, spec, seed), {}
+    def more(point, seeds):
+        for k in seeds:
+            low = [g for g, e in errs.items() if e <= tol]
+            if not low: return
+            errs.update({g: max(e, errs[g]) for g, e in trainable_errors(point, x, PermSpec({g: spec.groups[g] for g in low}), k).items()})
+    more(gp, range(seed + 1, seed + draws))                                     # a weakly visible group (q·k dimensions at a flat softmax) gets more draws
+    for spread in WIDER:                                                        # still weak (behind a 1e-6 layer scale): another point, its constants redrawn wider
+        if all(e > tol for e in errs.values()): break
+        more(generic_point(model, x, seed + 1, spread), range(seed, seed + draws))
+    _louder(gp, x, spec, errs, tol, seed, draws)                              # still weak (a faint branch on a loud stream): its own tensors louder
     for g in spec.groups:
         d, k = distinct_units(model, spec, g)
         why = ('' if errs[g] > tol and d else 'no asymmetric layer touches its units' if k == 0 else

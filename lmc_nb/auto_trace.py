@@ -39,22 +39,16 @@ def gathered_experts(model:nn.Module):
     finally:
         if old is not None: put(old)
 
-# %% ../nbs/06h_auto_trace.ipynb #937a4413
-def trace_spaces(model:nn.Module, x,
-                 fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
-                )->tuple:
-    "Trace `model` on `x`: (the tracer, state-dict name → axis labels of every tensor the outputs depend on)."
-    fm = nullcontext()
-    if fake:
-        if FakeTensorMode is None: raise RuntimeError("trace_spaces: fake=True needs torch's FakeTensorMode, which this torch lacks")
-        fm = FakeTensorMode(allow_non_fake_inputs=True)
-        with fm: model = fake_copy(model)
+# %% ../nbs/06h_auto_trace.ipynb #35092f22
+def _named_tensors(model:nn.Module)->dict:
+    "id of each parameter and buffer → its names (a tensor shared by several modules has several)."
     named = {}
-    sd_keys = set(model.state_dict(keep_vars=True).keys())
     for n, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
         named.setdefault(id(t), []).append(n)
-    tr = Tracer(named)
-    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
+    return named
+
+def _record(model:nn.Module, x, tr:Tracer, fm)->object:
+    "Run `model` on `x` in eval mode under the tracer (and `fm`, a fake-tensor mode or nothing), each module's name on `tr.where` while it runs and each matrix-weight layer's input recorded: the model's output."
     hooks = []
     def enter(m, a, n):
         tr.where.append(n); w, ins = m._parameters.get('weight'), _tensors(a)
@@ -70,15 +64,37 @@ def trace_spaces(model:nn.Module, x,
     finally:
         for h in hooks: h.remove()
         model.train(was)
-    outs = model_outputs(out)
-    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
-    tr.replay(outs)
-    for t in outs: fix_label(tr.label(t), 'model output')
+    return out
+
+# %% ../nbs/06h_auto_trace.ipynb #65bfb479
+def _state_labels(model:nn.Module, tr:Tracer, sd_keys:set)->dict:
+    "State-dict name → axis labels of every parameter and buffer the trace reached; one outside the state dict is fixed."
     tensors = {}
     for n, t in list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False)):
         if id(t) not in tr.lab: continue
         if n not in sd_keys: fix_label(tr.lab[id(t)], f'{n} is not in the state dict'); continue
         tensors[n] = tr.lab[id(t)]
+    return tensors
+
+# %% ../nbs/06h_auto_trace.ipynb #937a4413
+def trace_spaces(model:nn.Module, x,
+                 fake:bool=False, # run the forward on a fake-tensor copy of `model` (shapes only: no activation memory; see "Large inputs" below)
+                )->tuple:
+    "Trace `model` on `x`: (the tracer, state-dict name → axis labels of every tensor the outputs depend on)."
+    fm = nullcontext()
+    if fake:
+        if FakeTensorMode is None: raise RuntimeError("trace_spaces: fake=True needs torch's FakeTensorMode, which this torch lacks")
+        fm = FakeTensorMode(allow_non_fake_inputs=True)
+        with fm: model = fake_copy(model)
+    sd_keys = set(model.state_dict(keep_vars=True).keys())
+    tr = Tracer(_named_tensors(model))
+    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
+    out = _record(model, x, tr, fm)
+    outs = model_outputs(out)
+    for t in _tensors(x): tr.set(t, fresh(t.shape, 'model input'))
+    tr.replay(outs)
+    for t in outs: fix_label(tr.label(t), 'model output')
+    tensors = _state_labels(model, tr, sd_keys)
     tr.settle(list(tensors.values()))                                   # choices in no set order whose order was read (06g eq. 6)
     tr.sliced = tr.settle_fibers(tensors)                               # a σ per expert where gathered rows kept to themselves (06e eq. fiber)
     return tr, tensors

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06h_autospec.ipynb #6bd691c8
 from __future__ import annotations
-import copy, logging, math, os, warnings
+import copy, functools, logging, math, os, warnings
 from collections import Counter
 from contextlib import nullcontext, contextmanager
 from dataclasses import replace
@@ -57,15 +57,18 @@ def _first_fixed(ax:list):
     "The reason the first fixed space of one axis label is fixed (None if none is), looking all the way down its refinements: a part of a part counts (DeepSeek's rotary key dims, a pair of factors inside one part of kv_a_proj's rows)."
     return next((find(d).fixed for s in ax for d in _below(s) if find(d).fixed), None)
 
+# %% ../nbs/06h_autospec.ipynb #10352bab
+def _out_axis(tensors:dict, shapes:dict, looked:set, n:str)->int:
+    "The axis of weight `n` that holds its output units: 1 for stacked experts (E, out, in) — addressed by offsets (eq. 4) or rows gathered by index (eq. 5) — else 0."
+    if len(shapes[n]) <= 2: return 0
+    return 1 if (_first_fixed(tensors[n][0]) or '').startswith(EXPERTS) or any(id(find(s)) in (looked or ()) for s in tensors[n][0]) else 0
+
 # %% ../nbs/06h_autospec.ipynb #2845ac6a
 def coverage_report(tensors:dict, groups:dict, shapes:dict,
                     looked:set=None, # ids of the root spaces that indices looked up (`Tracer.looked`): a 3-D weight's axis 0 among them holds experts
                    )->dict:
     "dict(permuted, units, fixed={reason: units}) over the output units (axis 0; each expert's axis 1 for stacked experts) of every weight with two or more axes that the outputs depend on, the model's inputs and outputs left out: how many a group moves (a head's dimensions move with their head), and why the others stay."
-    def experts(n):                                                           # addressed by offsets (eq. 4), or rows gathered by index (eq. 5)
-        return (_first_fixed(tensors[n][0]) or '').startswith(EXPERTS) or any(id(find(s)) in (looked or ()) for s in tensors[n][0])
-    def out_axis(n):                                                          # stacked experts (E, out, in): each expert's axis 1
-        return 1 if len(shapes[n]) > 2 and experts(n) else 0
+    out_axis = functools.partial(_out_axis, tensors, shapes, looked)
     moved = {}
     for es in groups.values():
         for e in es:
@@ -130,6 +133,47 @@ def _tie_refused(model:nn.Module, x, groups:dict, errs:dict, rtol:float, seed:in
     errs.update(group_errors(model, x, PermSpec(new), seed, copy=False)[0])
     return out, errs, len(fams)
 
+# %% ../nbs/06h_autospec.ipynb #45e7b4c0
+def _trace(model:nn.Module, twin:nn.Module, x, fake:bool|None)->tuple:
+    "(tracer, labels, fake): `trace_spaces` of the dense twin, on fake tensors where asked or (None) where a real trace would keep over FAKE_ABOVE of this machine's memory; a forward that cannot run on fake tensors is refused with what to do."
+    if fake is None: b = trace_bytes(twin, x); fake = b is not None and b > FAKE_ABOVE * ram_bytes()
+    try: tr, tensors = trace_spaces(twin, x, fake=fake)
+    except Exception as e:
+        if not fake: raise
+        raise RuntimeError(f"auto_spec: {type(model).__name__}'s forward does not run on fake tensors ({type(e).__name__}: "
+                           f"{str(e).splitlines()[0][:120]}); pass fake=False to trace it for real") from None
+    return tr, tensors, fake
+
+def _control(model:nn.Module, twin:nn.Module, x, groups:dict, rtol:float, seed:int, strict:bool)->float|None:
+    "The negative control: how much a broken permutation changes the outputs (relative); a check too weak to see it is refused (strict) or said."
+    ctrl = control_error(twin, x, PermSpec(groups), seed, copy=False) if groups else None      # the negative control: a broken permutation must show
+    if ctrl is not None:                                                      # (None: every group one axis, a symmetry whatever the permutation)
+        try: refuse_vacuous(ctrl, rtol, type(model).__name__)
+        except ValueError as e:
+            if strict: raise ValueError(f"auto_spec: {e}") from None
+            warnings.warn(f"auto_spec: {e}", RuntimeWarning, stacklevel=3)
+    return ctrl
+
+# %% ../nbs/06h_autospec.ipynb #8fbe4246
+def _refused(tensors:dict, groups:dict, errs:dict, rtol:float, strict:bool)->dict:
+    "The groups the proof refuses (outputs changed by more than `rtol`): {group: relative change}; each named with its tensors and the ops that moved its units, raised (strict) or warned."
+    bad = {g: e for g, e in errs.items() if not e <= rtol}
+    for g, e in bad.items():
+        tens = sorted({a.tensor for a in groups[g]})
+        msg = (f"auto_spec: group {g!r} ({len(tens)} tensors: {', '.join(tens[:4])}{'…' if len(tens) > 4 else ''}) is not a "
+               f"symmetry on the example input (outputs change by {e:.2e} relative); the ops that moved its units: "
+               f"{'; '.join(_ops_of(tensors, groups, g)) or 'none recorded'}. Add or fix a rule (autospec.RULES), or pass strict=False")
+        if strict: raise ValueError(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    return bad
+
+def _warn_coverage(model:nn.Module, cov:dict):
+    "Say so when a spec permutes under half of the model's hidden units, with the largest reasons."
+    if cov['permuted'] < 0.5 * cov['units']:                                  # most of the model fixed: say so, with the largest reasons
+        top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
+        warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
+                      f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=3)
+
 # %% ../nbs/06h_autospec.ipynb #49727253
 def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tensors or a dict of keyword arguments
               strict:bool=True, # False: drop groups that fail the check, with a warning, instead of raising
@@ -139,39 +183,19 @@ def auto_spec(model:nn.Module, x, # an example input: a tensor, a tuple of tenso
              )->AutoSpec:
     "Derive `model`'s permutation spec by tracing its ATen ops on `x`, and verify each group on `x` before returning it."
     twin = dense_twin(model)
-    if fake is None: b = trace_bytes(twin, x); fake = b is not None and b > FAKE_ABOVE * ram_bytes()
-    try: tr, tensors = trace_spaces(twin, x, fake=fake)
-    except Exception as e:
-        if not fake: raise
-        raise RuntimeError(f"auto_spec: {type(model).__name__}'s forward does not run on fake tensors ({type(e).__name__}: "
-                           f"{str(e).splitlines()[0][:120]}); pass fake=False to trace it for real") from None
+    tr, tensors, fake = _trace(model, twin, x, fake)
     by_space = _spaces_to_groups(tensors, tr.sliced); groups = dict(by_space.values())
     errs, dtype = group_errors(twin, x, PermSpec(groups), seed, copy=False) if groups else ({}, torch.float32)   # the twin is ours and dense
     rtol = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol
     groups, errs, tied = _tie_refused(twin, x, groups, errs, rtol, seed)     # a σ per slice the proof refuses: one σ for all those slices
-    ctrl = control_error(twin, x, PermSpec(groups), seed, copy=False) if groups else None      # the negative control: a broken permutation must show
-    if ctrl is not None:                                                      # (None: every group one axis, a symmetry whatever the permutation)
-        try: refuse_vacuous(ctrl, rtol, type(model).__name__)
-        except ValueError as e:
-            if strict: raise ValueError(f"auto_spec: {e}") from None
-            warnings.warn(f"auto_spec: {e}", RuntimeWarning, stacklevel=2)
-    bad = {g: e for g, e in errs.items() if not e <= rtol}
-    for g, e in bad.items():
-        tens = sorted({a.tensor for a in groups[g]})
-        msg = (f"auto_spec: group {g!r} ({len(tens)} tensors: {', '.join(tens[:4])}{'…' if len(tens) > 4 else ''}) is not a "
-               f"symmetry on the example input (outputs change by {e:.2e} relative); the ops that moved its units: "
-               f"{'; '.join(_ops_of(tensors, groups, g)) or 'none recorded'}. Add or fix a rule (autospec.RULES), or pass strict=False")
-        if strict: raise ValueError(msg)
-        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+    ctrl = _control(model, twin, x, groups, rtol, seed, strict)
+    bad = _refused(tensors, groups, errs, rtol, strict)
     keep = {g: es for g, es in groups.items() if g not in bad}
     fixed = fixed_report(tensors)
     if bad: fixed['dropped: not a symmetry on the example input'] = len(bad)
     if tied: fixed['a σ per slice refused by the proof: one σ for all slices'] = tied
     cov = coverage_report(tensors, keep, {k: tuple(v.shape) for k, v in twin.state_dict().items()}, {id(find(s)) for s in tr.looked})
-    if cov['permuted'] < 0.5 * cov['units']:                                  # most of the model fixed: say so, with the largest reasons
-        top = sorted(cov['fixed'].items(), key=lambda kv: -kv[1])[:3]
-        warnings.warn(f"auto_spec: {type(model).__name__}'s spec permutes only {cov['permuted']} of its {cov['units']} hidden units; "
-                      f"fixed: {'; '.join(f'{k} ({v})' for k, v in top)}", RuntimeWarning, stacklevel=2)
+    _warn_coverage(model, cov)
     s = AutoSpec(keep, fixed, {g: errs[g] for g in keep}, dict(tr.unknown), feature_points(tr, by_space, set(keep)), cov, buffer_names(twin), fake)
     s.control = ctrl                                                          # what a broken permutation changed (relative): the check's power here
     return s

@@ -47,6 +47,16 @@ def in_capped_child(fn, # an importable function (it is pickled by name)
     except EOFError: proc.join(); return 'died', proc.exitcode               # ended without an answer (killed by the kernel?)
     proc.join(); return out
 
+# %% ../nbs/12_bench_match.ipynb #781e872c
+def _peer_in_child(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int, cap:float)->dict:
+    "`_rebasin_peer` in a child held to `cap` × RAM more (before matching anything; a killed child costs nothing here): its result, or why it failed."
+    from lmc_nb import bench_match as bench
+    st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
+    if st == 'ok': return r
+    more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'
+    return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: {r}' if st == 'error' else
+                f'failed: its process ended with code {r} (out of memory at {more}?)')
+
 # %% ../nbs/12_bench_match.ipynb #332fc518
 def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=1,
                   cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a child held to that (`in_capped_child`; None: in this process)
@@ -54,13 +64,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
     import importlib.util
     if importlib.util.find_spec('rebasin') is None: return dict(rebasin='not installed (pip install rebasin)')
-    if cap is not None:                                                       # GPT-2 small: its path enumeration took over 14 GiB before
-        from lmc_nb import bench_match as bench                               # matching anything; a killed child costs nothing here
-        st, r = in_capped_child(bench._rebasin_peer, (A, B, spec, x, repeat, None), cap)
-        if st == 'ok': return r
-        more = f'{cap * ram_bytes() / 2 ** 30:.0f} GiB more'
-        return dict(rebasin=f'failed: out of memory (over {more})' if st == 'oom' else f'failed: {r}' if st == 'error' else
-                    f'failed: its process ended with code {r} (out of memory at {more}?)')
+    if cap is not None: return _peer_in_child(A, B, spec, x, repeat, cap)    # GPT-2 small: its path enumeration took over 14 GiB
     try: from rebasin import PermutationCoordinateDescent
     except ImportError: return dict(rebasin='not installed (pip install rebasin)')
     best = float('inf')

@@ -52,6 +52,26 @@ def _literal_run(T, t, n:int):
     v = [i % n for i in v]
     return (v[0], v[0] + len(v)) if v == list(range(v[0], v[0] + len(v))) else None
 
+# %% ../nbs/06g_index_rules.ipynb #b9faaa47
+def _index_positions(T, x:Tensor, lx:list, idx:list)->tuple:
+    "(x's axes the indices address, the index tensors, the axes whose units the indices name (eq. 5)): a boolean mask addresses as many axes as it has."
+    pos, its, at, named = [], [], 0, set()
+    for t in idx:
+        n = t.ndim if t is not None and t.dtype == torch.bool else 1
+        if t is not None:
+            pos += range(at, at + n); its.append(t)
+            if n == 1 and _looked_up(T, lx[at], t, x.shape[at]): named.add(at)   # indices naming the axis's units (eq. 5): it moves with them
+        at += n
+    return pos, its, named
+
+def _gathered_rows(T, x:Tensor, lx:list, pos:list, its:list, named:set, new:list)->list:
+    "A stacked weight's rows gathered by chosen indices: its other axes as fibers over the rows (eq. fiber of 06e_tracer); the result's labels for those axes."
+    axes = [i for i in range(x.ndim) if i not in pos]
+    rest, rows = [[Space(x.shape[i])] if x.shape[i] != 1 else [] for i in axes], [s for ax in new for s in ax]
+    T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named)), id(x)) for i, f in zip(axes, rest) if f]
+    T.gathers[id(x)] = T.gathers.get(id(x), 0) + 1
+    return rest
+
 # %% ../nbs/06g_index_rules.ipynb #bd48349c
 def r_index(T, func, args, kwargs, out):
     "x[idx]: indexed axes keep their units in place; index tensors' axes replace them (a boolean mask indexes as many axes as it has). A literal run of positions on one axis is a slice."
@@ -61,13 +81,7 @@ def r_index(T, func, args, kwargs, out):
         T.set(out, _span(T, lx, at[0], x.shape[at[0]], *run, 'one position indexed'))
         if T.values(x) is not None: T.set_values(out, T.values(x), like=x)
         return
-    pos, its, at, named = [], [], 0, set()
-    for t in idx:
-        n = t.ndim if t is not None and t.dtype == torch.bool else 1
-        if t is not None:
-            pos += range(at, at + n); its.append(t)
-            if n == 1 and _looked_up(T, lx[at], t, x.shape[at]): named.add(at)   # indices naming the axis's units (eq. 5): it moves with them
-        at += n
+    pos, its, named = _index_positions(T, x, lx, idx)
     for i in pos:
         if i in named: continue
         for s in lx[i]: fix(s, f'{_indexed(T, x)} ({T.op})')
@@ -75,11 +89,7 @@ def r_index(T, func, args, kwargs, out):
     contiguous = pos == list(range(pos[0], pos[0] + len(pos))) if pos else True
     new = _index_axes(T, its, out.shape[pos[0]:pos[0] + k] if contiguous else out.shape[:k]) if pos else []
     rest = [l for i, l in enumerate(lx) if i not in pos]
-    if len(named) == 1 and len(its) == 1 and id(x) in T.names and rest:         # a stacked weight's rows gathered by chosen indices: its other
-        axes = [i for i in range(x.ndim) if i not in pos]                     # axes as fibers over the rows (eq. fiber of 06e_tracer)
-        rest, rows = [[Space(x.shape[i])] if x.shape[i] != 1 else [] for i in axes], [s for ax in new for s in ax]
-        T.fibers += [Fiber(f[0], lx[i], i, rows, T.source(its[0]), T.names[id(x)], next(iter(named)), id(x)) for i, f in zip(axes, rest) if f]
-        T.gathers[id(x)] = T.gathers.get(id(x), 0) + 1
+    if len(named) == 1 and len(its) == 1 and id(x) in T.names and rest: rest = _gathered_rows(T, x, lx, pos, its, named, new)
     ol = (rest[:pos[0]] + new + rest[pos[0]:]) if contiguous else new + rest
     if len(ol) == out.ndim: T.set(out, ol)
     else: T.set(out, fresh(out.shape, f'index result ({T.op})'))
@@ -155,10 +165,9 @@ def r_col2im(T, func, args, kwargs, out):
     else: ch = s
     T.set(out, lx[:c] + [[ch] if C != 1 else []] + [[Space(n, sp)] if n != 1 else [] for n in out.shape[c + 1:]])
 
-# %% ../nbs/06g_index_rules.ipynb #ea799e74
-def r_index_put(T, func, args, kwargs, out):
-    "x[idx] = v (index_put): the indexed axes stay (or move with the units chosen indices name, eq. 5); x's other axes are v's, aligned as x[idx] has them."
-    x, idx, v = args[0], args[1], args[2]; lx, lv = list(T.label(x)), T.label(v); why = f'positions written by index ({T.op})'
+# %% ../nbs/06g_index_rules.ipynb #80a08ddf
+def _put_positions(T, x:Tensor, lx:list, idx:list)->tuple:
+    "(x's axes the indices write, the index tensors); an indexed axis stays fixed unless its indices name its units (eq. 5)."
     pos, at, its = [], 0, []
     for t in idx:
         n = t.ndim if t is not None and t.dtype == torch.bool else 1
@@ -169,6 +178,13 @@ def r_index_put(T, func, args, kwargs, out):
                     for s in lx[i]: fix(s, f'an indexed axis ({T.op})')
             pos += range(at, at + n)
         at += n
+    return pos, its
+
+# %% ../nbs/06g_index_rules.ipynb #ea799e74
+def r_index_put(T, func, args, kwargs, out):
+    "x[idx] = v (index_put): the indexed axes stay (or move with the units chosen indices name, eq. 5); x's other axes are v's, aligned as x[idx] has them."
+    x, idx, v = args[0], args[1], args[2]; lx, lv = list(T.label(x)), T.label(v); why = f'positions written by index ({T.op})'
+    pos, its = _put_positions(T, x, lx, idx)
     _fix_named(T, (x, v))
     rest = [i for i in range(x.ndim) if i not in pos]
     k = max([1 if t.dtype == torch.bool else t.ndim for t in its], default=0)   # the index tensors' axes, broadcast (a mask: one)

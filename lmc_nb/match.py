@@ -80,16 +80,22 @@ def _mapper(threads:int):
     "A context whose `map` solves on `threads` threads (> 1: independent groups concurrently), else in this one."
     return ThreadPoolExecutor(threads) if threads > 1 else nullcontext(SimpleNamespace(map=map))
 
+# %% ../nbs/06a_match.ipynb #6f070e7e
+def _relaxed(m:_Scores, sibs:dict, slices:dict)->dict:
+    "(group, entry) → the groups its determined score does not wait for: a block group's within-block siblings on the entry's own axis, a mover's one-slice families (both relaxed by eq. product / slices)."
+    own = {(g, e): set(hs) for g in sibs for e, hs in sibs[g]}
+    for g, fams in slices.items():
+        fs = {h for hs in fams for h in hs}
+        for e in m.spec.groups[g]: own[g, e] = own.get((g, e), set()) | (fs & set(m.others[g, e]))
+    return own
+
 # %% ../nbs/06a_match.ipynb #c74979d0
 def _greedy(m:_Scores, threads:int=1, products:bool=True)->dict:
     "Solve each group once with only its determined scores, the most determined first; tied groups that share no tensor together, concurrently (see 4. above)."
     known, tensors, done = set(), {g: {e.tensor for e in es} for g, es in m.spec.groups.items()}, {}
     sibs = _product_siblings(m) if products else {}                           # block groups: solved by eq. (product) below, the
-    own = {(g, e): set(hs) for g in sibs for e, hs in sibs[g]}                # within-block siblings on an entry's own axis relaxed, not waited for
-    slices = _slice_siblings(m) if products else {}                           # movers of one-slice families: picked by eq. (slices), the families relaxed
-    for g, fams in slices.items():
-        fs = {h for hs in fams for h in hs}
-        for e in m.spec.groups[g]: own[g, e] = own.get((g, e), set()) | (fs & set(m.others[g, e]))
+    slices = _slice_siblings(m) if products else {}                           # movers of one-slice families: picked by eq. (slices)
+    own = _relaxed(m, sibs, slices)
     def determined(g):
         return sum(m.width[g, e] for e in m.spec.groups[g] if set(m.others[g, e]) <= known | own.get((g, e), set())) / sum(m.width[g, e] for e in m.spec.groups[g])
     def solve(g):
@@ -171,6 +177,15 @@ def _objective(m:_Scores, sa:dict, sb:dict)->float:
         return t
     return sum(_dot64(sa[k], permuted(k, axes)) for k, axes in m.spec.by_tensor().items())
 
+# %% ../nbs/06a_match.ipynb #5e069f4e
+def _checked(spec:PermSpec, sa:dict, sb:dict, tol:float, threads:int)->dict:
+    "`weight_matching`'s input checked: the groups' sizes, the same in both models; `tol` and `threads` in range."
+    sizes = spec.check(sa)
+    if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
+    if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
+    if not (isinstance(threads, int) and threads >= 1): raise ValueError(f"weight_matching: threads must be an int >= 1, got {threads!r}")
+    return sizes
+
 # %% ../nbs/06a_match.ipynb #96dd6183
 def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effective) state dicts
                     max_iter:int=100, seed:int=0, # sweeps at most; seed of the visiting order
@@ -183,10 +198,7 @@ def weight_matching(spec:PermSpec, sa:dict, sb:dict, # spec and the two (effecti
                     threads:int=1, # > 1: groups that share no tensor solved concurrently (the same assignments; faster on an idle machine, at 2–3× the memory peak)
                    )->tuple: # (perms for B such that apply_perm(spec, sb, perms) ≈ sa, objective)
     "Ainsworth et al.'s weight matching: coordinate descent over the groups' permutations, from a greedy start."
-    sizes = spec.check(sa)
-    if spec.check(sb) != sizes: raise ValueError("weight_matching: the two models' spec sizes differ")
-    if not tol >= 0: raise ValueError(f"weight_matching: tol must be >= 0, got {tol}")
-    if not (isinstance(threads, int) and threads >= 1): raise ValueError(f"weight_matching: threads must be an int >= 1, got {threads!r}")
+    sizes = _checked(spec, sa, sb, tol, threads)
     if init == 'best':                                                         # a local search: where it starts matters (see 24_lewc_width)
         return max((weight_matching(spec, sa, sb, max_iter, seed, dtype, i, tol, solver, products, buffers, threads) for i in ('greedy', 'identity')), key=lambda r: r[1])
     spec = spec if buffers else spec.scored()                                  # every group kept: `sizes` holds

@@ -87,6 +87,22 @@ def _one_pass_plan(merged:nn.Module, pts:list, X, n:int, budget:int)->str:
     need = nbytes[0] * n / min(2, len(X))
     return '' if need <= budget else f"one batch of {n} samples needs about {need / 2 ** 30:.1f} GiB of activations, over the budget of {budget / 2 ** 30:.1f} GiB"
 
+# %% ../nbs/06b_merge.ipynb #8c8d144c
+def _fold_in_one_pass(merged:nn.Module, pts:list, X, mA:dict, mB:dict, lam:float, eps:float):
+    "One forward pass of `X` through `merged`, a hook at each point folding its correction (from the pass's own statistics) and handing on the corrected output."
+    mods, hooks = dict(merged.named_modules()), []
+    def correct(p):
+        def hook(m, inputs, out):
+            u = unit_matrix(out); mu_m = u.mean(0)
+            _fold(m, p, mu_m, (u - mu_m).square_().mean(0).sqrt(), mA[p], mB[p], lam, eps)      # two passes: accurate in float32
+            return m.forward(*inputs)                                  # the corrected output, for the points after it
+        return hook
+    try:
+        for p in pts: hooks.append(mods[p].register_forward_hook(correct(p)))
+        merged(X)
+    finally:
+        for h in hooks: h.remove()
+
 # %% ../nbs/06b_merge.ipynb #495d2b5f
 @torch.no_grad()
 def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:Data, max_samples:int=2000, eps:float=1e-6,
@@ -101,18 +117,7 @@ def repair_one_pass(merged:nn.Module, A:nn.Module, B:nn.Module, lam:float, data:
     if _one_pass_plan(merged, pts, X, len(X), budget): return repair(merged, A, B, lam, data, max_samples, eps, moments)
     bns = [n for n, m in merged.named_modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if not set(bns) <= set(pts): reset_bn(merged, data, n_batches=max(1, max_samples // 500))   # a batch norm REPAIR does not correct
-    (mA, mB), mods, hooks = moments, dict(merged.named_modules()), []
-    def correct(p):
-        def hook(m, inputs, out):
-            u = unit_matrix(out); mu_m = u.mean(0)
-            _fold(m, p, mu_m, (u - mu_m).square_().mean(0).sqrt(), mA[p], mB[p], lam, eps)      # two passes: accurate in float32
-            return m.forward(*inputs)                                  # the corrected output, for the points after it
-        return hook
-    try:
-        for p in pts: hooks.append(mods[p].register_forward_hook(correct(p)))
-        merged(X)
-    finally:
-        for h in hooks: h.remove()
+    _fold_in_one_pass(merged, pts, X, *moments, lam, eps)
     return merged
 
 # %% ../nbs/06b_merge.ipynb #b72f4c4d

@@ -80,6 +80,14 @@ def _mark_done(path:Path):
     f = resolve_checkpoint(path) / 'config.json'
     write_atomic(f, lambda tmp: tmp.write_text(json.dumps({**json.loads(f.read_text()), 'done': True}, indent=1)))
 
+# %% ../nbs/12_report.ipynb #1f3efe36
+def _train_group(cfg:ReportConfig, data:Splits, jobs:list, every:list, seeds:list, out:Path, progress:bool):
+    "Train `every` model as one vectorised group (`many`), resumable: the group's checkpoint is keyed by all it depends on, and one for other settings removed."
+    key = hashlib.sha1(json.dumps([[j[1] for j in jobs], asdict(_train_cfg(cfg, data, 0)), data_key(cfg), seeds], sort_keys=True, default=str).encode()).hexdigest()[:12]
+    for q in out.glob('*group-*.ckpt*'):
+        if not q.name.startswith(f'group-{key}.ckpt'): shutil.rmtree(q, ignore_errors=True)       # stale: other settings
+    train_many(every, data, _train_cfg(cfg, data, 0), seeds=seeds, progress=progress, ckpt=out / f'group-{key}.ckpt')
+
 # %% ../nbs/12_report.ipynb #07c9501a
 def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
     "Train the models of `jobs` [(label, model config, seeds)], all schemes as one vectorised group when the architecture allows (`many`), else one by one with resumable checkpoints; save them. {label: models}."
@@ -89,10 +97,7 @@ def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
     vec = len(every) > 1 and not has_batchnorm(every[0]) and not data.meta.get('augment') and not _own(jobs[0][1])   # yours: one by one
     t0 = time.perf_counter()
     if vec:                                                                           # resumable: the group's checkpoint is keyed by all it depends on
-        key = hashlib.sha1(json.dumps([[j[1] for j in jobs], asdict(_train_cfg(cfg, data, 0)), data_key(cfg), seeds], sort_keys=True, default=str).encode()).hexdigest()[:12]
-        for q in out.glob('*group-*.ckpt*'):
-            if not q.name.startswith(f'group-{key}.ckpt'): shutil.rmtree(q, ignore_errors=True)       # stale: other settings
-        train_many(every, data, _train_cfg(cfg, data, 0), seeds=seeds, progress=progress, ckpt=out / f'group-{key}.ckpt')
+        _train_group(cfg, data, jobs, every, seeds, out, progress)
     for label, mcfg, todo in jobs:
         for s, m in zip(todo, fresh[label]):
             ck = out / f'{label}-s{s}.ckpt'
