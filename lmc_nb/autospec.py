@@ -10,8 +10,6 @@ from contextlib import nullcontext, contextmanager
 from dataclasses import replace
 import torch
 from torch import nn, Tensor
-try: from torch._subclasses.fake_tensor import FakeTensorMode      # private (since torch 2.0): without it, tracing is real
-except ImportError: FakeTensorMode = None
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from .asym import dense_twin

@@ -27,6 +27,46 @@ def _reach(lad:dict)->dict:
     return {**lad, 'reach': REACH, 'verdict': 'not reached', 'fit_verdict': lad['verdict'],
             'summary': f"{where}, and a ladder speaks at most {REACH}× beyond them: not reached (the fit alone: {lad['verdict']}: {lad['summary']})"}
 
+# %% ../nbs/12g_curves.ipynb #a2980690
+def _ladder_points(scales:list, values:list, target:float, paper_scale:float, log:bool, own:float)->tuple:
+    "`scale_ladder`'s input checked: (the axis as fitted, [(scale on it, gap to the paper's value)] for every measurement)."
+    if len(scales) != len(values): raise ValueError(f"scale_ladder: {len(scales)} scales but {len(values)} value lists")
+    if len(set(scales)) < 3: raise ValueError(f"scale_ladder: a ladder needs at least 3 distinct scales, got {sorted(set(scales))}")
+    if log and (min(scales) <= 0 or (paper_scale is not None and paper_scale <= 0)): raise ValueError("scale_ladder: a log axis needs positive scales")
+    f = (lambda s: math.log10(s)) if log else float
+    pts = [(f(s), float(v) - target) for s, vs in zip(scales, values) for v in vs]
+    if any(not math.isfinite(g) for _, g in pts): raise ValueError("scale_ladder: non-finite measurement")
+    if len(pts) < 4: raise ValueError(f"scale_ladder: {len(pts)} measurements leave no interval for the slope")
+    if own is not None and own not in scales: raise ValueError(f"scale_ladder: own={own!r} is not one of the scales {list(scales)}")
+    return f, pts
+
+def _ladder_rule(axis:str, log:bool, at_paper:bool)->str:
+    "The printed rule of a scale ladder's verdict."
+    return (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; persists if " + ("the 95 % confidence interval of the fitted gap at the "
+            "paper's scale excludes 0 (with the sign of the gap we measured: a gap that shrinks too slowly to close by then still persists), or if " if at_paper else '')
+            + "the slope's 95 % interval excludes 0 on the widening side; otherwise closes if it excludes 0 on the side that shrinks the gap; else unclear")
+
+# %% ../nbs/12g_curves.ipynb #5643b903
+def _ladder_verdict(axis:str, scales:list, values:list, target:float, paper_scale:float, log:bool, s:int, b:float, lo:float, hi:float, um:float, G:float, gp:list)->tuple:
+    "(verdict, summary, meet) by the rule: `s` the departure's side, `b` [`lo`, `hi`] the slope and its interval, `G` the fitted gap at the top rung `um`, `gp` the fitted gap at the paper's scale with its interval."
+    inv = (lambda u: 10 ** u) if log else (lambda u: u)
+    meet = None
+    shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'widens' if (lo > 0 if s > 0 else hi < 0) else 'does not shrink significantly'   # the slope's interval decides
+    if gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
+        verdict = 'persists'
+        summary = f"the gap {shrinks} with {axis}, and the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
+    elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
+    elif (hi < 0 if s > 0 else lo > 0):
+        verdict = 'gap closes with scale'; u_star = um - G / b
+        meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
+        summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if gp is not None else '')
+        g_top = sum(values[scales.index(max(scales))]) / len(values[scales.index(max(scales))]) - target   # the widest rung's mean gap
+        if u_star <= um and g_top * s > 0:                                    # the line crosses inside the rungs, yet the top rung still departs
+            meet, summary = None, (f"the gap shrinks with {axis}, but its straight-line fit crosses the paper's value at {axis} ≈ {inv(u_star):.3g}, inside the "
+                                   f"measured range, while the top rung ({max(scales):g}) still departs by {g_top:+.3g} on average: the fall flattens, so no meeting point is extrapolated")
+    else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
+    return verdict, summary, meet
+
 # %% ../nbs/12g_curves.ipynb #aca64681
 def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training samples', …
                  scales:list, # the points on the axis (≥ 3 distinct)
@@ -37,39 +77,16 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
                  own:float=None, # the scale of the row's own measurement: its rung's gap is the departure's side (None: the rungs' mean gap)
                 )->dict: # verdict, slope, ci, meet, summary, rule and the points (JSON-ready)
     "Fit the gap to the paper's value against scale (eq. 1): 'gap closes with scale', 'persists' or 'unclear', by the printed rule."
-    if len(scales) != len(values): raise ValueError(f"scale_ladder: {len(scales)} scales but {len(values)} value lists")
-    if len(set(scales)) < 3: raise ValueError(f"scale_ladder: a ladder needs at least 3 distinct scales, got {sorted(set(scales))}")
-    if log and (min(scales) <= 0 or (paper_scale is not None and paper_scale <= 0)): raise ValueError("scale_ladder: a log axis needs positive scales")
-    f = (lambda s: math.log10(s)) if log else float
-    pts = [(f(s), float(v) - target) for s, vs in zip(scales, values) for v in vs]
-    if any(not math.isfinite(g) for _, g in pts): raise ValueError("scale_ladder: non-finite measurement")
-    if len(pts) < 4: raise ValueError(f"scale_ladder: {len(pts)} measurements leave no interval for the slope")
+    f, pts = _ladder_points(scales, values, target, paper_scale, log, own)
     up = None if paper_scale is None else f(paper_scale)
     a, b, h, *hp = _slope(*zip(*pts), at=up)
     lo, hi = b - h, b + h; um = max(f(s) for s in scales); G = a + b * um
-    rule = (f"gap = ours − paper vs {'log10 ' if log else ''}{axis}; persists if " + ("the 95 % confidence interval of the fitted gap at the "
-            "paper's scale excludes 0 (with the sign of the gap we measured: a gap that shrinks too slowly to close by then still persists), or if " if up is not None else '')
-            + "the slope's 95 % interval excludes 0 on the widening side; otherwise closes if it excludes 0 on the side that shrinks the gap; else unclear")
-    if own is not None and own not in scales: raise ValueError(f"scale_ladder: own={own!r} is not one of the scales {list(scales)}")
+    rule = _ladder_rule(axis, log, up is not None)
     side = [sum(vs) / len(vs) - target for s_, vs in zip(scales, values) if s_ == own] if own is not None else \
            [sum(sum(float(v) - target for v in vs) / len(vs) for vs in values)]   # the departure's side: the row's own rung, else the rungs' mean gap
     s = 1 if side[0] > 0 else -1
-    inv = (lambda u: 10 ** u) if log else (lambda u: u)
-    meet, gp = None, None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
-    shrinks = 'shrinks' if (hi < 0 if s > 0 else lo > 0) else 'widens' if (lo > 0 if s > 0 else hi < 0) else 'does not shrink significantly'   # the slope's interval decides
-    if gp is not None and (gp[0] > 0 if s > 0 else gp[2] < 0):
-        verdict = 'persists'
-        summary = f"the gap {shrinks} with {axis}, and the fitted gap at the paper's {axis} ({paper_scale:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}]: it excludes 0"
-    elif (lo > 0 if s > 0 else hi < 0): verdict, summary = 'persists', f"the gap widens with {axis} (slope {b:.3g} [{lo:.3g}, {hi:.3g}])"
-    elif (hi < 0 if s > 0 else lo > 0):
-        verdict = 'gap closes with scale'; u_star = um - G / b
-        meet = inv(u_star) if not log or u_star < 300 else None                   # None: beyond any float (JSON has no infinity)
-        summary = (f"the fit meets the paper's value at {axis} ≈ {meet:.3g}" if meet is not None else f"the fit meets the paper's value only at {axis} ≈ 10^{u_star:.3g}") + (f" (paper: {paper_scale:g})" if up is not None else '')
-        g_top = sum(values[scales.index(max(scales))]) / len(values[scales.index(max(scales))]) - target   # the widest rung's mean gap
-        if u_star <= um and g_top * s > 0:                                    # the line crosses inside the rungs, yet the top rung still departs
-            meet, summary = None, (f"the gap shrinks with {axis}, but its straight-line fit crosses the paper's value at {axis} ≈ {inv(u_star):.3g}, inside the "
-                                   f"measured range, while the top rung ({max(scales):g}) still departs by {g_top:+.3g} on average: the fall flattens, so no meeting point is extrapolated")
-    else: verdict, summary = 'unclear', f"slope {b:.3g} [{lo:.3g}, {hi:.3g}] per {'decade of ' if log else 'unit of '}{axis}: more points needed"
+    gp = None if up is None else [a + b * up - hp[0], a + b * up, a + b * up + hp[0]]
+    verdict, summary, meet = _ladder_verdict(axis, scales, values, target, paper_scale, log, s, b, lo, hi, um, G, gp)
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
     return _reach(dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
                        log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary,
@@ -114,6 +131,35 @@ class Estimate(NamedTuple):
     more:tuple=None   # that count as (pairs per grid point needed, have)
     away:tuple=None   # no count on the paper's side: the count that would show the departure, (needed, have)
 
+# %% ../nbs/12g_curves.ipynb #c46344f5
+def _argmax_samples(xs:list, samples:list, effect:float=None)->list:
+    "`argmax_estimate`'s input checked: an increasing grid of ≥ 2 points, ≥ 2 finite measurements at each, a positive effect; the samples as arrays."
+    import numpy as np
+    if len(xs) != len(samples) or len(xs) < 2: raise ValueError(f"argmax_estimate: {len(xs)} grid points, {len(samples)} samples: need ≥ 2 of each, equal")
+    if list(xs) != sorted(set(xs)): raise ValueError(f"argmax_estimate: the grid must be increasing, got {list(xs)}")
+    if effect is not None and not (math.isfinite(effect) and effect > 0): raise ValueError(f"argmax_estimate: effect must be a positive size, got {effect!r}")
+    S = [np.asarray(s, dtype=float) for s in samples]
+    if any(len(s) < 2 for s in S): raise ValueError("argmax_estimate: every grid point needs ≥ 2 independent measurements to resample")
+    if any(not np.isfinite(s).all() for s in S): raise ValueError("argmax_estimate: non-finite measurement")
+    return S
+
+def _argmax_need(obs, B, S:list, effect:float=None)->tuple:
+    "(need, more, away) of eq. 3: the pairs per grid point for a bootstrap interval half as wide as the lead of the best interior point over the best end (the paper's lead, else ours if positive); `away`: those that would show a negative lead."
+    import numpy as np
+    lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
+    more, away = None, None
+    ii, ie = 1 + int(np.argmax(obs[1:-1])), (0 if obs[0] >= obs[-1] else len(obs) - 1)    # the two points the lead compares
+    L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(len(S[ii]), len(S[ie]))     # eq. 3 scales their pairs
+    e = effect if effect is not None else L if L > 0 else None
+    what = "the paper's lead" if effect is not None else 'the measured lead'
+    if L < 0 and se > 0: r = 1.96 * se / (abs(L) / 2); away = (_count(max(2.0, n * r * r)), n)
+    away_txt = f"{_approx(away[0])} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}" if away else None
+    if e is not None: r = 1.96 * se / (e / 2); more = (_count(max(2.0, n * r * r)), n)
+    need = (_no_count(L, 'lead of the best interior point over the best end', away_txt) if e is None else
+            f"{_approx(more[0])} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
+            f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
+    return need, more, away
+
 # %% ../nbs/12g_curves.ipynb #024cdbd5
 def argmax_estimate(xs:list, # the grid (e.g. widths)
                     samples:list, # per grid point, the independent measurements there (an array; rows are pairs)
@@ -124,31 +170,14 @@ def argmax_estimate(xs:list, # the grid (e.g. widths)
                    )->Estimate: # (argmax, [low, high], how, ends, need): an `estimate` for `band_verdict`
     "The grid point where `stat` peaks, with a percentile-bootstrap 95 % interval over the pairs at each point, and the pairs that would show the peak (eq. 3)."
     import numpy as np
-    if len(xs) != len(samples) or len(xs) < 2: raise ValueError(f"argmax_estimate: {len(xs)} grid points, {len(samples)} samples: need ≥ 2 of each, equal")
-    if list(xs) != sorted(set(xs)): raise ValueError(f"argmax_estimate: the grid must be increasing, got {list(xs)}")
-    if effect is not None and not (math.isfinite(effect) and effect > 0): raise ValueError(f"argmax_estimate: effect must be a positive size, got {effect!r}")
-    S = [np.asarray(s, dtype=float) for s in samples]
-    if any(len(s) < 2 for s in S): raise ValueError("argmax_estimate: every grid point needs ≥ 2 independent measurements to resample")
-    if any(not np.isfinite(s).all() for s in S): raise ValueError("argmax_estimate: non-finite measurement")
+    S = _argmax_samples(xs, samples, effect)
     stat = stat or (lambda a: float(a.mean()))
     rng = np.random.default_rng(seed); xs = [x / unit for x in xs]
     obs = np.array([stat(s) for s in S])
     B = np.array([[stat(s[rng.integers(0, len(s), len(s))]) for s in S] for _ in range(n_boot)])   # one row per resample
     best = xs[int(np.argmax(obs))]
     lo, hi = np.percentile([xs[i] for i in B.argmax(1)], [2.5, 97.5])
-    lead = lambda M: M[..., 1:-1].max(-1) - M[..., [0, -1]].max(-1)               # best interior − best end
-    need, more, away = '', None, None
-    if len(xs) > 2:
-        ii, ie = 1 + int(np.argmax(obs[1:-1])), (0 if obs[0] >= obs[-1] else len(obs) - 1)    # the two points the lead compares
-        L, se, n = float(lead(obs)), float(lead(B).std(ddof=1)), min(len(S[ii]), len(S[ie]))     # eq. 3 scales their pairs
-        e = effect if effect is not None else L if L > 0 else None
-        what = "the paper's lead" if effect is not None else 'the measured lead'
-        if L < 0 and se > 0: r = 1.96 * se / (abs(L) / 2); away = (_count(max(2.0, n * r * r)), n)
-        away_txt = f"{_approx(away[0])} pairs per grid point (have {n}) for a 95 % half-width of {abs(L) / 2:.3g}" if away else None
-        if e is not None: r = 1.96 * se / (e / 2); more = (_count(max(2.0, n * r * r)), n)
-        need = (_no_count(L, 'lead of the best interior point over the best end', away_txt) if e is None else
-                f"{_approx(more[0])} pairs per grid point (have {n}) for a 95 % half-width of {e / 2:.3g} "
-                f"on the lead of the best interior point over the best end, half of {what} ({e:.3g}; bootstrap se {se:.3g})")
+    need, more, away = _argmax_need(obs, B, S, effect) if len(xs) > 2 else ('', None, None)
     return Estimate(best, [float(min(lo, best)), float(max(hi, best))], f"percentile bootstrap of the argmax over pairs ({n_boot} resamples)",
                     (xs[0], xs[-1]), need, more, None if more else away)
 

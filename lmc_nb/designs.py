@@ -75,8 +75,7 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
                        effect:float=None, # as `compare_verdict`: the paper's effect size, for the count if the last look is inconclusive
                       )->Verdict: # (mean(b) − mean(a) at the deciding look, its repeated interval, verdict, rule)
     "`compare_verdict` for a direction, judged at pre-registered looks: the first look whose repeated confidence interval (eq. 2) excludes 0 decides and the design stops there; no look deciding by the last is inconclusive, with `compare_verdict`'s count from all its pairs."
-    if not (math.isfinite(paper_diff) and paper_diff != 0):
-        raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a banded claim uses sequential_band_verdict, a two-sided one compare_verdict")
+    if not (math.isfinite(paper_diff) and paper_diff != 0): raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a banded claim uses sequential_band_verdict, a two-sided one compare_verdict")
     if _strat(a, b): raise ValueError("sequential_verdict: stratified sides are not supported; use compare_verdict")
     ls, levels, design = _design(looks, alpha, kind, ' per side')
     side = '> 0' if paper_diff > 0 else '< 0'
@@ -93,6 +92,11 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
         if lo > 0 or hi < 0:
             v = 'reproduced' if (lo > 0) == (paper_diff > 0) else 'departs'
             return Verdict(d, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk} per side" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
+    return _undecided(a, b, ls, paper_diff, effect, d, lo, hi, rule)
+
+# %% ../nbs/12h_designs.ipynb #78736391
+def _undecided(a:list, b:list, ls:list, paper_diff:float, effect:float, d:float, lo:float, hi:float, rule:str)->Verdict:
+    "No look decided by the last: inconclusive, with `compare_verdict`'s count from all the pairs — or, where those pairs would exclude 0 at a fixed size (which the spent α forbids), the size of a new pre-registered run."
     fixed = compare_verdict(a[:ls[-1]], b[:ls[-1]], paper_diff, effect=effect)
     if fixed[2] == 'inconclusive':
         return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]",
@@ -121,8 +125,7 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
     rule = (f"paper: ≈ {target:g} within ±{band:g}; {design}: "
             f"at the first look whose repeated interval lies inside [{lo_b:g}, {hi_b:g}], reproduced; misses it, departs; "
             "no look deciding by the last: inconclusive; before the first look: not run")
-    n = len(values)
-    if n < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} (have {n})", (ls[0], n))
+    if (n := len(values)) < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} (have {n})", (ls[0], n))
     for k, (nk, lev) in enumerate(zip(ls, levels)):
         if n < nk:
             return Verdict(m, [lo, hi], 'inconclusive', rule + f" [look {k} of {len(ls)} at {ls[k - 1]}: no verdict yet]",
@@ -131,6 +134,12 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
         if lo_b <= lo and hi <= hi_b or not _reaches([lo, hi], lo_b, hi_b):
             v = 'reproduced' if lo_b <= lo and hi <= hi_b else 'departs'
             return Verdict(m, [lo, hi], v, rule + f" [decided at look {k + 1} of {len(ls)}: {nk}" + (f"; {n - nk} more measured, unused" if n > nk else '') + "]")
+    return _band_undecided(values, ls, target, band, m, lo, hi, rule)
+
+# %% ../nbs/12h_designs.ipynb #d335547b
+def _band_undecided(values:list, ls:list, target:float, band:float, m:float, lo:float, hi:float, rule:str)->Verdict:
+    "No look decided by the last: inconclusive, with `band_verdict`'s count — or, where these pairs would read otherwise at a fixed size (which the spent α forbids), a new run's size to the band's edge the interval holds."
+    lo_b, hi_b = target - band, target + band
     fixed = band_verdict(values[:ls[-1]], target, band)
     if fixed[2] == 'inconclusive': need, more = "the design's last look gave no verdict; a fixed-size run from its spread: " + fixed.need, fixed.more
     else:       # these pairs at a fixed size would read `qualitative` (or a verdict the looks' spent α does not allow): count a new run to the band's edge the interval holds

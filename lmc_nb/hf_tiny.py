@@ -65,11 +65,9 @@ SSM = (('mamba_n_heads', 'mamba_d_head', 'mamba_expand'), ('num_heads', 'head_di
 # %% ../nbs/12i_hf_tiny.ipynb #330a7333
 def _int(v)->bool: return isinstance(v, int) and not isinstance(v, bool)
 
-# %% ../nbs/12i_hf_tiny.ipynb #15e9d042
-def _shrink(cfg, level:str, seen:set):
-    "Shrink `cfg` and its sub-configs in place (`level` 'tiny': every size; 'layers': depths and counts only)."
-    if id(cfg) in seen: return
-    seen.add(id(cfg)); v = vars(cfg)                                         # read the fields themselves: some configs refuse global reads
+# %% ../nbs/12i_hf_tiny.ipynb #79b1690c
+def _shrink_sizes(cfg, v:dict, level:str):
+    "Every size in `TINY` set to its tiny value where the config's is larger ('layers': the counts in `COUNTS` only); the vocabulary keeps the special tokens."
     ids = [i for a in ('pad_token_id', 'bos_token_id', 'eos_token_id', 'decoder_start_token_id', 'sep_token_id', 'cls_token_id', 'mask_token_id',
                        'image_token_id', 'image_token_index', 'boi_token_id', 'eoi_token_id') if _int(i := v.get(a))]
     for k, small in TINY.items():
@@ -78,6 +76,24 @@ def _shrink(cfg, level:str, seen:set):
         if _int(v.get(k)) and v[k] > small:
             try: setattr(cfg, k, small)
             except Exception: pass
+
+def _consistent_shapes(cfg, v:dict):
+    "The sizes that must agree after shrinking: latent attention's head size and key heads, a last stage's width, state-space heads × head size."
+    if _int(v.get('qk_rope_head_dim')):                                       # latent attention: no grouped keys, head size = its rotary part
+        if _int(v.get('num_attention_heads')): cfg.num_key_value_heads = v['num_attention_heads']
+        if 'head_dim' in v: cfg.head_dim = v['qk_rope_head_dim']
+    if isinstance(v.get('hidden_sizes'), list) and _int(v.get('hidden_size')): cfg.hidden_size = v['hidden_sizes'][-1]
+    for heads, size, expand in SSM:                                           # state-space heads × head size = expand × hidden
+        if all(_int(v.get(a)) for a in (heads, size, expand, 'hidden_size')):
+            setattr(cfg, heads, 4); setattr(cfg, size, v[expand] * v['hidden_size'] // 4)
+            if _int(v.get('mamba_d_ssm')): cfg.mamba_d_ssm = v[expand] * v['hidden_size']
+
+# %% ../nbs/12i_hf_tiny.ipynb #15e9d042
+def _shrink(cfg, level:str, seen:set):
+    "Shrink `cfg` and its sub-configs in place (`level` 'tiny': every size; 'layers': depths and counts only)."
+    if id(cfg) in seen: return
+    seen.add(id(cfg)); v = vars(cfg)                                         # read the fields themselves: some configs refuse global reads
+    _shrink_sizes(cfg, v, level)
     for k, val in list(v.items()):
         if isinstance(val, _hf().PretrainedConfig): _shrink(val, level, seen)
         elif isinstance(val, (list, tuple)) and val and all(_int(x) for x in val):
@@ -90,15 +106,7 @@ def _shrink(cfg, level:str, seen:set):
             except Exception: pass
     kinds, n = v.get('layer_types'), v.get('num_hidden_layers')
     if isinstance(kinds, list) and _int(n) and len(kinds) != n: cfg.layer_types = _each_kind(kinds, n)   # a sub-config's (the top one's: below)
-    if level != 'tiny': return
-    if _int(v.get('qk_rope_head_dim')):                                       # latent attention: no grouped keys, head size = its rotary part
-        if _int(v.get('num_attention_heads')): cfg.num_key_value_heads = v['num_attention_heads']
-        if 'head_dim' in v: cfg.head_dim = v['qk_rope_head_dim']
-    if isinstance(v.get('hidden_sizes'), list) and _int(v.get('hidden_size')): cfg.hidden_size = v['hidden_sizes'][-1]
-    for heads, size, expand in SSM:                                           # state-space heads × head size = expand × hidden
-        if all(_int(v.get(a)) for a in (heads, size, expand, 'hidden_size')):
-            setattr(cfg, heads, 4); setattr(cfg, size, v[expand] * v['hidden_size'] // 4)
-            if _int(v.get('mamba_d_ssm')): cfg.mamba_d_ssm = v[expand] * v['hidden_size']
+    if level == 'tiny': _consistent_shapes(cfg, v)
 
 # %% ../nbs/12i_hf_tiny.ipynb #331a08f7
 def _each_kind(kinds:list, n:int)->list:

@@ -175,7 +175,7 @@ def _objective(m:_Scores, sa:dict, sb:dict)->float:
         t = sb[k]
         for g, e in axes: t = e.permute(t, m.perms[g].to(t.device))
         return t
-    return sum(_dot64(sa[k], permuted(k, axes)) for k, axes in m.spec.by_tensor().items())
+    return sum(_dot64(sa[k], permuted(k, axes)) for k, axes in m.bt.items())
 
 # %% ../nbs/06a_match.ipynb #5e069f4e
 def _checked(spec:PermSpec, sa:dict, sb:dict, tol:float, threads:int)->dict:

@@ -18,7 +18,7 @@ __all__ = ['SLICE_PAIRS']
 # %% ../nbs/06a_joint_moves.ipynb #5dee87f0
 def _product_siblings(m:_Scores)->dict:
     "Block group g → [(its entry e on sub j of a view, the groups permuting the view's later subs: None where a sub is not permuted)]."
-    bt, out = m.spec.by_tensor(), {}
+    bt, out = m.bt, {}
     for g, es in m.spec.groups.items():
         for e in es:
             if e.view is None or e.sub >= len(e.view) - 1 or e.inner: continue   # the innermost sub has nothing inside its blocks
@@ -90,7 +90,7 @@ SLICE_PAIRS = 1 << 24   # the most pair scores E²c² of one family eq. (slices)
 def _slice_siblings(m:_Scores)->dict:
     "Mover group → [each family of one-slice groups it moves, as its groups for slices 0, 1, …] (eq. slice of 06_perm)."
     out = {}
-    for h, (fam, k, own) in m.spec.slices().items():
+    for h, (fam, k, own) in m.sl.items():
         if own is not None: out.setdefault(own, {}).setdefault(fam, {})[k] = h
     return {g: [[ks[k] for k in sorted(ks)] for ks in fams.values()] for g, fams in out.items()}
 

@@ -65,11 +65,12 @@ def by_tensor(self:PermSpec)->dict:
 @patch
 def slices(self:PermSpec)->dict:
     "Group → (its family, its slice index, the group permuting the slices or None), for groups on one slice each (eq. slice); a family is the groups alike but for the index."
-    out = {}
+    out, bt = {}, None
     for g, es in self.groups.items():
         if all(e.at is None for e in es): continue
+        bt = bt or self.by_tensor()                                          # once, and only for a spec that has slices
         fam = tuple(sorted((e.tensor, e.axis, e.view, e.sub, e.span, e.inner, e.at[0]) for e in es))
-        e = es[0]; own = next((h for h, f in self.by_tensor()[e.tensor] if f.axis == e.at[0] and f.at is None), None)
+        e = es[0]; own = next((h for h, f in bt[e.tensor] if f.axis == e.at[0] and f.at is None), None)
         out[g] = (fam, e.at[1], own)
     return out
 @patch

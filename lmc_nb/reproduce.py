@@ -176,6 +176,33 @@ def lewc_cnn(arch:str, width:float, seed:int,
     if m.config != mc: raise ValueError(f"{name}: cached model has another architecture than {mc}")
     return m.eval()
 
+# %% ../nbs/12d_reproduce.ipynb #6aad1a39
+def _nbclient()->tuple:
+    "(nbformat, NotebookClient, CellExecutionError), or what to install."
+    try: import nbformat; from nbclient import NotebookClient; from nbclient.exceptions import CellExecutionError
+    except ImportError as e: raise ImportError(f"running a notebook needs nbclient and ipykernel: pip install nbclient ipykernel ({e})") from None
+    return nbformat, NotebookClient, CellExecutionError
+
+def _run_path(src:Path, scale:str, out:Path=None)->Path:
+    "Where the executed notebook goes (default `_runs/<name>.<scale>.ipynb` beside the source), its folder made; never the source itself."
+    out = Path(out) if out else src.parent / '_runs' / f"{src.stem}.{scale}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
+    return out
+
+def _execute(client, nb, code:list, src:Path, scale:str, dev, out:Path, save, env:dict, progress:bool, CellExecutionError)->dict:
+    "Run the code cells in the notebook's kernel under `env`, saving after every cell (a failed cell: saved, then refused with its output); {cell: seconds}."
+    from tqdm.auto import tqdm
+    times = {}
+    with patch.dict(os.environ, env), client.setup_kernel():
+        for i in tqdm(code, desc=f"{src.stem} @ {scale} on {dev}", unit='cell', disable=not progress):
+            t = time.perf_counter()
+            try: client.execute_cell(nb.cells[i], i)
+            except CellExecutionError as e:
+                save(); raise RuntimeError(f"lmc reproduce: cell {i} of {src.name} failed at scale {scale}; output so far in {out}:\n{str(e)[-2000:]}") from None
+            times[i] = time.perf_counter() - t; save()
+    return times
+
 # %% ../nbs/12d_reproduce.ipynb #65b9d18b
 def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
                      scale:str='paper', # smoke | cpu | paper
@@ -188,26 +215,16 @@ def run_reproduction(name:str, # a notebook name or path (`find_notebook`)
     if scale not in SCALES: raise ValueError(f"scale {scale!r}: choose one of {list(SCALES)}")
     dev = compute_device(device)                                           # a GPU asked for and absent is refused here, before anything runs
     src = find_notebook(name, nbs)
-    try: import nbformat; from nbclient import NotebookClient; from nbclient.exceptions import CellExecutionError
-    except ImportError as e: raise ImportError(f"running a notebook needs nbclient and ipykernel: pip install nbclient ipykernel ({e})") from None
-    out = Path(out) if out else src.parent / '_runs' / f"{src.stem}.{scale}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
+    nbformat, NotebookClient, CellExecutionError = _nbclient()
+    out = _run_path(src, scale, out)
     nb = nbformat.read(src, as_version=4)
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == 'code']
     env = {'LMC_SCALE': scale, DEVICE_ENV: str(dev),                            # the kernel inherits the environment: the scale, the device,
            'MPLBACKEND': 'module://matplotlib_inline.backend_inline'}          # and inline figures (a caller's MPLBACKEND=Agg dropped every one)
     client = NotebookClient(nb, timeout=timeout, kernel_name='python3', resources={'metadata': {'path': str(src.parent)}})
     save = lambda: write_atomic(out, lambda f: f.write_text(nbformat.writes(nb)))
-    from tqdm.auto import tqdm
-    t0 = time.perf_counter(); times = {}
-    with patch.dict(os.environ, env), client.setup_kernel():
-        for i in tqdm(code, desc=f"{src.stem} @ {scale} on {dev}", unit='cell', disable=not progress):
-            t = time.perf_counter()
-            try: client.execute_cell(nb.cells[i], i)
-            except CellExecutionError as e:
-                save(); raise RuntimeError(f"lmc reproduce: cell {i} of {src.name} failed at scale {scale}; output so far in {out}:\n{str(e)[-2000:]}") from None
-            times[i] = time.perf_counter() - t; save()
+    t0 = time.perf_counter()
+    times = _execute(client, nb, code, src, scale, dev, out, save, env, progress, CellExecutionError)
     slow = sorted(times.items(), key=lambda kv: -kv[1])[:3]
     if progress: print(f"{src.name} at {scale} on {dev}: {time.perf_counter() - t0:.0f} s; slowest cells " + ", ".join(f"{i} ({s:.0f} s)" for i, s in slow) + f"; written to {out}")
     return out

@@ -59,6 +59,7 @@ class _Scores:
         self.exact = {k for k in bt if self.Bp[k] is sb[k]}                     # B's own values (no cast, nothing flushed): the objective can use Bp
         self.mine = {k for k in bt if k not in self.exact}                      # Bp's tensors that are copies of our own (cast or flushed): permuted
                                                                               # in place; B's own ones are copied by their first move (see `assign`)
+        self.bt, self.sl = bt, spec.slices()                                  # the spec asked once: each tensor's entries, the one-slice groups
         self._tables(bt)
         a_bytes = sum(t.numel() * t.element_size() for t in self.A.values())
         self.keeps, self.seen = _kept_groups(self, keep * a_bytes), set()       # seen: groups whose score was computed whole at least once
@@ -76,7 +77,7 @@ def _tables(self:_Scores, bt:dict):
     self.axes = {(g, e): [(h, f) for h, f in bt[e.tensor] if (h, f) != (g, e) and not apart(e, f)] for g, e in ents}   # the tensor's other permuted axes
     self.others = {k: [h for h, _ in v] for k, v in self.axes.items()}
     self.width = {(g, e): _width(self.A[e.tensor], e) for g, e in ents}
-    self.movers = {g: own for g, (_, _, own) in spec.slices().items()}    # one-slice groups (eq. slice) → the group moving their slices
+    self.movers = {g: own for g, (_, _, own) in self.sl.items()}    # one-slice groups (eq. slice) → the group moving their slices
     sliced = {e.tensor for g in self.movers for e in spec.groups[g]}        # their tensors' scores: recomputed whole, never updated (a slice moves)
     self.unkept = {g for g, es in spec.groups.items() if any(e.tensor in sliced for e in es)}
     self.block = {(g, e): None if g in self.unkept else _delta_block(bt, g, e, self.others[g, e], self.width[g, e], self.sizes) for g, e in ents}

@@ -92,6 +92,47 @@ def _nearest_edge(m:float, ci:list, edges:tuple)->tuple:
     if not inside: return None, 0.0
     e = min(inside, key=lambda e: abs(m - e)); return e, abs(m - e)
 
+# %% ../nbs/12f_verdicts.ipynb #5f5da188
+def _band_rule(target:float, band:float, factor:float, exact:str)->str:
+    "`band_verdict`'s printed rule."
+    if target == 0: qual = f"|mean| ≤ {3 * band:g} (3 bands)"
+    else: qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
+    return (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}"
+            + ("" if target == 0 else "; either needs a 95 % interval that excludes 0 (no effect)") + "; "
+            f"inconclusive if the 95 % interval reaches [{target - band:g}, {target + band:g}]; else departs; "
+            + ("n = 0: not run" if exact else "fewer than 2 values (no interval): not run"))
+
+def _band_estimate(estimate:tuple, rule:str)->tuple:
+    "(mean, interval, an argmax's grid ends or None, rule) of an interval computed otherwise; refused unless a finite value inside a finite interval."
+    m, ci, how = estimate[:3]; m = float(m); ends = getattr(estimate, 'ends', None)
+    if ci is None or not all(map(math.isfinite, (m, *ci))) or not ci[0] <= m <= ci[1]: raise ValueError(f"band_verdict: estimate {m!r} with interval {ci!r} is not a finite value inside a finite interval")
+    ci = [float(ci[0]), float(ci[1])]; rule += f"; interval: {how}"
+    if ends: rule += f"; an argmax interval that reaches an end of the grid ({ends[0]:g} or {ends[1]:g}) shows no peak: never reproduced"
+    return m, ci, ends, rule
+
+def _band_values(values:list, exact:str, rule:str)->tuple:
+    "(mean, 95 % interval, rule) of our measurements; one value only with `exact`, the reason it has no interval."
+    if exact and len(values) != 1: raise ValueError(f"band_verdict: exact= is for one exact value, got {len(values)}")
+    m, ci = _mean_ci(values)
+    if exact: rule += f"; exact, no interval: {exact}"
+    return m, ci, rule
+
+# %% ../nbs/12f_verdicts.ipynb #b81ff87b
+def _band_inconclusive(values:list, estimate:tuple, m:float, ci:list, target:float, band:float, rule:str)->Verdict:
+    "An interval that still reaches the paper's band: inconclusive, with the pairs that would decide it (to the paper's value, or to the edge the interval still holds)."
+    sd = statistics.stdev(values) if estimate is None else None
+    eff = abs(target) if target else band
+    need, more = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
+                  else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
+                        getattr(estimate, 'more', None)))
+    if sd is not None and more and more[0] <= more[1]:                # already that narrow, yet undecided: count to the edge the interval still holds
+        _, gap = _nearest_edge(m, ci, ((0.0,) if target else ()) + (target - band, target + band))
+        edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
+        n = pairs_for(sd, gap) if gap else None
+        need, more = ((f"{_approx(n)} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
+                       f"half the paper's value would leave the interval holding it"), (n, len(values))) if n else ("no finite number of pairs: the mean sits on an edge of the rule", None)
+    return Verdict(m, ci, 'inconclusive', rule, need, more, getattr(estimate, 'away', None) if estimate is not None and not more else None)
+
 # %% ../nbs/12f_verdicts.ipynb #6b35592e
 def band_verdict(values:list, # our independent measurements (None with `estimate`)
                  target:float, # the paper's value
@@ -103,44 +144,20 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
     "Reproduced within `band` of the paper's value; qualitative if on its side of 0 (within `factor`) or, for a paper value of 0, within 3 bands; inconclusive if the interval still reaches the band; departs otherwise."
     if factor is not None and factor <= 1: raise ValueError(f"band_verdict: factor must be > 1, got {factor}")
     if not band > 0: raise ValueError(f"band_verdict: band must be > 0, got {band!r}")
-    if target == 0: qual = f"|mean| ≤ {3 * band:g} (3 bands)"
-    else: qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
-    rule = (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}"
-            + ("" if target == 0 else "; either needs a 95 % interval that excludes 0 (no effect)") + "; "
-            f"inconclusive if the 95 % interval reaches [{target - band:g}, {target + band:g}]; else departs; "
-            + ("n = 0: not run" if exact else "fewer than 2 values (no interval): not run"))
-    ends = None
+    rule = _band_rule(target, band, factor, exact)
     if estimate is not None:
         if values is not None: raise ValueError("band_verdict: give values or an estimate, not both")
-        m, ci, how = estimate[:3]; m = float(m); ends = getattr(estimate, 'ends', None)
-        if ci is None or not all(map(math.isfinite, (m, *ci))) or not ci[0] <= m <= ci[1]: raise ValueError(f"band_verdict: estimate {m!r} with interval {ci!r} is not a finite value inside a finite interval")
-        ci = [float(ci[0]), float(ci[1])]; rule += f"; interval: {how}"
-        if ends: rule += f"; an argmax interval that reaches an end of the grid ({ends[0]:g} or {ends[1]:g}) shows no peak: never reproduced"
+        m, ci, ends, rule = _band_estimate(estimate, rule)
     else:
-        values = list(values or [])
-        if not values: return Verdict(None, None, 'not run', rule)
-        if len(values) == 1 and not exact: return Verdict(None, None, 'not run', rule)     # a bare point: no verdict without an interval or a reason
-        if exact and len(values) != 1: raise ValueError(f"band_verdict: exact= is for one exact value, got {len(values)}")
-        m, ci = _mean_ci(values)
-        if exact: rule += f"; exact, no interval: {exact}"
+        values, ends = list(values or []), None
+        if not values or len(values) == 1 and not exact: return Verdict(None, None, 'not run', rule)     # a bare point: no verdict without an interval or a reason
+        m, ci, rule = _band_values(values, exact, rule)
     none = target != 0 and ci is not None and ci[0] <= 0 <= ci[1]        # the interval holds "no effect": the run cannot show the paper's
     if ends: none = ci[0] <= ends[0] or ci[1] >= ends[1]                  # an argmax's "no effect": the curve may be monotone on the grid
     near = abs(m) <= 3 * band if target == 0 else m * target > 0 and (factor is None or 1 / factor <= m / target <= factor)
     if abs(m - target) <= band and not none: return Verdict(m, ci, 'reproduced', rule)
     if near and not none: return Verdict(m, ci, 'qualitative', rule)
-    if ci is not None and _reaches(ci, target - band, target + band):
-        sd = statistics.stdev(values) if estimate is None else None
-        eff = abs(target) if target else band
-        need, more = (_need(len(values), sd, eff, "the paper's value" if target else 'the band') if sd is not None
-                      else (getattr(estimate, 'need', '') or f"the interval ({estimate[2]}) reaches the paper's band: more pairs would narrow it",
-                            getattr(estimate, 'more', None)))
-        if sd is not None and more and more[0] <= more[1]:                # already that narrow, yet undecided: count to the edge the interval still holds
-            _, gap = _nearest_edge(m, ci, ((0.0,) if target else ()) + (target - band, target + band))
-            edge = '0 (no effect)' if target and gap == abs(m) else 'the band'
-            n = pairs_for(sd, gap) if gap else None
-            need, more = ((f"{_approx(n)} pairs (have {len(values)}) for a 95 % half-width of {gap:.3g}, the distance from the mean to {edge}: "
-                           f"half the paper's value would leave the interval holding it"), (n, len(values))) if n else ("no finite number of pairs: the mean sits on an edge of the rule", None)
-        return Verdict(m, ci, 'inconclusive', rule, need, more, getattr(estimate, 'away', None) if estimate is not None and not more else None)
+    if ci is not None and _reaches(ci, target - band, target + band): return _band_inconclusive(values, estimate, m, ci, target, band, rule)
     return Verdict(m, ci, 'departs', rule)
 
 # %% ../nbs/12f_verdicts.ipynb #ec4d3009
