@@ -94,6 +94,8 @@ def _run_args(g, d:dict):
     g.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
     g.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
     g.add_argument('--from', dest='from_dir', default=d['from_dir'], help='evaluate the saved models of an earlier report folder')
+    g.add_argument('--allow-untrained', action='store_true', help='report endpoints at chance or with stale batch-norm statistics under a banner (default: refuse them, exit 2)')
+    g.add_argument('--reestimate-bn', action='store_true', help="re-estimate the endpoints' batch-norm statistics on the training set first (stale statistics: a small momentum after few steps)")
 
 # %% ../nbs/12b_cli.ipynb #68e4a3c0
 def _report_args(r):
@@ -196,7 +198,8 @@ def _report(a)->int:
     cfg = ReportConfig(data=a.data, arch=a.arch, schemes=_list(a.scheme), sigma_f=a.sigma_f, width=width, depth=a.depth,
                        norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
                        align=align, lams=a.lams, model=a.model, model_kwargs=a.model_kwargs, channels=a.channels, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
-                       device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force)
+                       device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force,
+                       allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn)
     run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")

@@ -61,17 +61,18 @@ def barrier(lams:Tensor, # (L,) grid including 0 and 1
 # %% ../nbs/05_interp.ipynb #38bcb91c
 @torch.no_grad()
 def reset_bn(model:nn.Module, data:Data, bs:int=512, n_batches:int=None)->nn.Module:
-    "Recompute the running statistics of every batch-norm layer of `model` on `data` (exact cumulative average)."
+    "Recompute the running statistics of every batch-norm layer of `model` on `data` (exact cumulative average), only the batch norms in training mode."
     bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if not bns: return model
-    was, moms = model.training, [m.momentum for m in bns]
+    was, moms = {m: m.training for m in model.modules()}, [m.momentum for m in bns]
     for m in bns: m.reset_running_stats(); m.momentum = None
-    model.train()
+    model.eval()
+    for m in bns: m.train()                         # the batch norms alone: dropout and stochastic depth stay off (the network evaluated)
     for i, (xb, _) in enumerate(Loader(data, bs)):
         if n_batches is not None and i >= n_batches: break
         model(xb)
     for m, mom in zip(bns, moms): m.momentum = mom
-    model.train(was)
+    for m, t in was.items(): m.train(t)             # every module's own mode back
     return model
 
 # %% ../nbs/05_interp.ipynb #771db8fd

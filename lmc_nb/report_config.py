@@ -70,6 +70,8 @@ class ReportRun:
     out:str = 'lmc_report'
     from_dir:str = None       # evaluate the saved models of an earlier report instead of training
     force:bool = False        # replace a report already in `out` (trained models that match are still reused)
+    allow_untrained:bool = False   # report endpoints at chance or with stale batch-norm statistics under a banner instead of refusing (`12_endpoints`)
+    reestimate_bn:bool = False     # re-estimate the endpoints' batch-norm statistics on the training set before anything is measured
 
 # %% ../nbs/12_config.ipynb #de67b5dc
 @dataclass
