@@ -91,8 +91,9 @@ def check_endpoints(ends:dict, # `endpoint_rows`'s result
     say = []
     if bad['at chance']: say.append(f"endpoints at chance: {'; '.join(map(_said, bad['at chance']))}; {ch}: a barrier between them measures nothing. "
                                     "Train longer (--epochs), try another learning rate (--lr), or check that the model fits the input size")
-    if bad['stale batch norm']: say.append(f"stale batch-norm statistics: {'; '.join(map(_said, bad['stale batch norm']))}; {ch}: the stored running "
-                                           "statistics are still mostly their initial values (a small batch-norm momentum after few steps). "
+    if bad['stale batch norm']: say.append(f"stale batch-norm statistics: {'; '.join(map(_said, bad['stale batch norm']))}; {ch}: with their stored running "
+                                           "statistics they do significantly worse than with statistics re-estimated as the path does (eq. 2; a small "
+                                           "batch-norm momentum after few steps leaves mostly the initial values). "
                                            "Pass --reestimate-bn to re-estimate them on the training set at the endpoints, or train longer")
     if not allow: raise ValueError(". ".join(say) + ". Or pass --allow-untrained to report them under a banner")
     return [f"**Not a result: {s}.**" for s in say]

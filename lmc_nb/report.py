@@ -25,6 +25,7 @@ from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
 from .align import build_model, check_takes, with_channels
 from .own import own_label, own_config, init_own, own_alignment_spec, asym_summary, describe_own, OWN_ALIGNERS   # your architecture: `12_own`
 from .endpoints import endpoint_rows, check_endpoints, reestimate_bn   # endpoints that have learned: `12_endpoints`
+from tqdm.auto import tqdm
 
 # %% auto #0
 __all__ = ['model_config', 'data_key', 'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
@@ -194,6 +195,27 @@ def _reestimate_all(models:dict, data:Splits):
         for _, m in ms:
             if has_batchnorm(m): reestimate_bn(m, data.train)
 
+# %% ../nbs/12_report.ipynb #5985f0c2
+def _plan(models:dict, cfg:ReportConfig)->dict:
+    "label → (its alignment methods, whether LEWC's diagnostics run): σ gates are compared unaligned only (aligned, B's gates would be permuted: another architecture); LEWC reads the library's layer order."
+    return {label: ([a for a in cfg.align if a == 'none' or getattr(ms[0][1], 'config', {}).get('scheme') != 'sigma'],
+                    bool(cfg.lewc and not cfg.model and activation_modules(ms[0][1]))) for label, ms in models.items()}
+
+def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool):
+    "Into `rep`: every model's test accuracy, each alignment's path and LEWC's diagnostics — one step of a progress bar each, with the time left; the first path's cost said at once."
+    plan = _plan(models, cfg)
+    bar = tqdm(total=sum(len(a) + l for a, l in plan.values()), desc='report: paths', unit='step', disable=not progress)
+    for label, ms in models.items():
+        for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
+        for align in plan[label][0]:
+            bar.set_description(f'report: {label}, path {align}'); rep['results'].append(_align_result(label, ms, align, cfg, data)); bar.update()
+            if bar.n == 1 and bar.total > 1 and progress: tqdm.write(f"report: the first path ({cfg.lams} λ) took {bar.format_dict['elapsed']:.0f} s; {bar.total - 1} more steps to go")
+        if plan[label][1]:
+            bar.set_description(f'report: {label}, LEWC')
+            d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
+            rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict())); bar.update()
+    bar.close()
+
 # %% ../nbs/12_report.ipynb #1369e195
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
@@ -208,13 +230,7 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     ends = endpoint_rows(models, data); banner = check_endpoints(ends, cfg.allow_untrained)   # before any barrier: refused, or said
     out = Path(cfg.out); out.mkdir(parents=True, exist_ok=True)
     rep = dict(_report_header(cfg, data, models), endpoints=ends, banner=banner)
-    for label, ms in models.items():
-        for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
-        sigma = getattr(ms[0][1], 'config', {}).get('scheme') == 'sigma'           # σ gates: aligned, B's gates would be permuted (another architecture)
-        rep['results'] += [_align_result(label, ms, align, cfg, data) for align in cfg.align if align == 'none' or not sigma]
-        if cfg.lewc and not cfg.model and activation_modules(ms[0][1]):          # LEWC reads the library's layer order
-            d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
-            rep.setdefault('lewc', []).append(dict(model=label, seeds=[ms[0][0], ms[1][0]], **d.to_dict()))
+    _measure(rep, models, cfg, data, progress)
     rep['seconds'] = time.perf_counter() - t0
     _write_report(out, rep)
     return rep
