@@ -88,9 +88,10 @@ def _row_best(S:Tensor)->Tensor|None:
     if not torch.isfinite(hi).all() or torch.bincount(p, minlength=len(S)).max() > 1: return None
     return p
 
-# %% ../nbs/06_assign.ipynb #89477d2e
+# %% ../nbs/06_assign.ipynb #1b27c947
 COLD_LAPJV = 128   # cold starts below this size go to scipy (as fast there, and no float32 rounding to fear; see above)
 
+# %% ../nbs/06_assign.ipynb #eceadf16
 def hungarian_warm(S:Tensor, # (n, n) scores
                    v:np.ndarray=None, # (n,) column potentials of an earlier solve of a similar matrix; None: cold start (scipy below COLD_LAPJV)
                    guess:Tensor=None, # the scipy path's start instead (see `hungarian`)

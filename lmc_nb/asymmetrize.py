@@ -23,7 +23,7 @@ __all__ = ['WIDER', 'LOUDER', 'ELEMENTWISE', 'asymmetrize', 'generic_point', 'tr
 # %% ../nbs/06i_asymmetrize.ipynb #8ba255ba
 _all_ = ['PARAM_FORMS', 'asym_class', 'swap_class', 'default_fixed', 'layer_buffers', 'asym_targets']   # moved to `06i_asym_twins`, still exported from here
 
-# %% ../nbs/06i_asymmetrize.ipynb #0752f648
+# %% ../nbs/06i_asymmetrize.ipynb #e13024d4
 def _make_asym(m:nn.Module, scheme, sigma_f, nf, density, eps, seed):
     "Turn layer `m` into its asymmetric twin in place: its class, the (F, D) buffers, the attributes the hand-built layers carry."
     if not isinstance(m, _AsymMixin): m.__class__ = asym_class(type(m))           # a dense hand-built layer keeps its class
@@ -44,6 +44,7 @@ def _reads(m:nn.Module, path:str):
     if not isinstance(m, _SwapMixin): m.__class__, m.asym_reads = swap_class(type(m)), []
     if path not in m.asym_reads: m.asym_reads.append(path)
 
+# %% ../nbs/06i_asymmetrize.ipynb #a2273e1a
 def _plain_again(m:nn.Module):
     "Undo `_make_asym`: a twin made here goes back to its own class without F, D; a hand-built layer becomes dense."
     if not type(m).__qualname__.startswith('Asymmetric['): m.F = m.D = None; m.scheme = 'dense'; return
@@ -274,7 +275,7 @@ def _sigma_site(model:nn.Module, name:str, calls:list, spec:PermSpec, sizes:dict
     w, a, d, _ = out[0]
     return dict(width=w, axis=a - d if a == d - 1 else a, groups=sorted({g for *_, gs in out for g in gs}))
 
-# %% ../nbs/06i_asymmetrize.ipynb #4428e7df
+# %% ../nbs/06i_asymmetrize.ipynb #210e4521
 def _sigma_model(model:nn.Module, x, spec:PermSpec, sigma:float, mask_seed:int, seeds:dict, prove:bool)->nn.Module:
     "`asymmetrize` with scheme 'sigma': every activation module whose units can be told replaced by a σ-asymmetric gate."
     out, layers, refused = copy.deepcopy(model), {}, {}
@@ -292,6 +293,7 @@ def _sigma_model(model:nn.Module, x, spec:PermSpec, sigma:float, mask_seed:int, 
                          groups=prove_broken(out, x, spec) if prove else {})
     return out
 
+# %% ../nbs/06i_asymmetrize.ipynb #48fbf2e8
 def alignment_spec(model:nn.Module, spec:PermSpec=None)->PermSpec:
     "The spec that permutes an asymmetrized model without changing its function: `spec` (default the model's derived one) plus every σ gate's F on both axes of its groups."
     spec = spec or model.asymmetry['spec']; groups = {g: list(es) for g, es in spec.groups.items()}

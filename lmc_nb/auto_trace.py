@@ -39,7 +39,7 @@ def gathered_experts(model:nn.Module):
     finally:
         if old is not None: put(old)
 
-# %% ../nbs/06h_auto_trace.ipynb #35092f22
+# %% ../nbs/06h_auto_trace.ipynb #d721da15
 def _named_tensors(model:nn.Module)->dict:
     "id of each parameter and buffer → its names (a tensor shared by several modules has several)."
     named = {}
@@ -47,6 +47,7 @@ def _named_tensors(model:nn.Module)->dict:
         named.setdefault(id(t), []).append(n)
     return named
 
+# %% ../nbs/06h_auto_trace.ipynb #7dfb176c
 def _record(model:nn.Module, x, tr:Tracer, fm)->object:
     "Run `model` on `x` in eval mode under the tracer (and `fm`, a fake-tensor mode or nothing), each module's name on `tr.where` while it runs and each matrix-weight layer's input recorded: the model's output."
     hooks = []

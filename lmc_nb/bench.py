@@ -208,7 +208,7 @@ def bench_memory(repeat:int=1, quick:bool=False)->list:
     return [dict(name=f'memory_lewc_mlp256_{n}', ours_mib=round(ours, 1), baseline_mib=round(base, 1), ratio=round(base / max(ours, 1.), 2),
                  ours_mib_at_quarter_n=round(small, 1), baseline='features kept')]
 
-# %% ../nbs/12a_bench.ipynb #ee6aa1ce
+# %% ../nbs/12a_bench.ipynb #391a7bd6
 @torch.no_grad()
 def _repair_reference_curve(A:nn.Module, B:nn.Module, data:Data, stat:Data, lams:Tensor, max_samples:int)->list:
     "The losses of REPAIR's curve as it ran before: every λ computes A's and B's moments again and corrects point by point (`repair`)."
@@ -218,6 +218,7 @@ def _repair_reference_curve(A:nn.Module, B:nn.Module, data:Data, stat:Data, lams
         out.append(float(torch.nn.functional.cross_entropy(torch.cat([m(xb) for xb, _ in Loader(data, 1024)]), data.y)))
     return out
 
+# %% ../nbs/12a_bench.ipynb #c0d1e8bc
 def bench_repair(repeat:int=1, quick:bool=False, root=None, lams:int=25, ref_lams:int=3)->list:
     "REPAIR along the path as `lmc align --repair` runs it, against the reference timed on `ref_lams` λ and counted for `lams` (the same losses asserted there)."
     if quick:
@@ -234,7 +235,6 @@ def bench_repair(repeat:int=1, quick:bool=False, root=None, lams:int=25, ref_lam
     torch.testing.assert_close(torch.tensor(mine), torch.tensor(ref), atol=1e-4, rtol=1e-4)     # the same curve
     return [report_line(name, t_o, t_r / ref_lams * lams, baseline=f'reference repair, {t_r / ref_lams:.2f} s per λ (on {ref_lams} λ) × {lams}',
                         n_lambdas=lams, points=len(repair_points(A)), stat_samples=min(5000, len(data.train)))]
-
 
 # %% ../nbs/12a_bench.ipynb #2bccd72f
 def _cli_seconds(out:str, env:dict=None, quick:bool=False)->float:

@@ -18,7 +18,7 @@ from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODE
 # %% auto #0
 __all__ = ['in_capped_child', 'match_peak', 'bench_match']
 
-# %% ../nbs/12_bench_match.ipynb #2ef97e54
+# %% ../nbs/12_bench_match.ipynb #89a6eab7
 def _capped(conn, threads:int, cap:float, fn, args:tuple):
     "The child's side of `in_capped_child`: torch on `threads` threads, the data segment held to `cap` × RAM above what it holds with `args` loaded, then `fn(*args)` sent back."
     import resource, pickle
@@ -31,6 +31,7 @@ def _capped(conn, threads:int, cap:float, fn, args:tuple):
         out = ('oom', None) if oom else ('error', f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
     conn.send_bytes(pickle.dumps(out))                                        # plain pickle: tensors copied, not left in this process's memory
 
+# %% ../nbs/12_bench_match.ipynb #e85b81d0
 def in_capped_child(fn, # an importable function (it is pickled by name)
                     args:tuple, # pickled for the child (models included)
                     cap:float=0.5, # the memory the child may add, × this machine's RAM
@@ -84,7 +85,7 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
     return dict(rebasin_s=round(best, 4), objective_rebasin=round(match_objective(spec, effective_state_dict(A), Bt.state_dict()), 4),
                 rebasin_same_function=same)
 
-# %% ../nbs/12_bench_match.ipynb #4134ce4a
+# %% ../nbs/12_bench_match.ipynb #b2ef9ecb
 _MATCH_PROBE = '''
 import sys, gc, torch
 import scipy.optimize                                                      # code, not matching: loaded before the baseline
@@ -102,6 +103,7 @@ hwm = 1024 * int(next(l for l in open('/proc/self/status') if l.startswith('VmHW
 print((hwm - base) / 2 ** 20)
 '''
 
+# %% ../nbs/12_bench_match.ipynb #39172452
 def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None,
                live:bool=False, # glibc returns freed blocks at once (MALLOC_MMAP_THRESHOLD_): the peak of what is live, not of what glibc keeps
               )->dict:
@@ -114,7 +116,6 @@ def match_peak(spec:PermSpec, sa:dict, sb:dict, tol:float=1e-4, threads:int=None
         out = subprocess.run([sys.executable, '-c', _MATCH_PROBE, f, str(tol), str(threads or torch.get_num_threads())], capture_output=True, text=True, check=True, env=env).stdout
     mib, w = float(out), sum(t.numel() * t.element_size() for t in sa.values()) / 2 ** 20
     return dict(peak_mib=None, weights_mib=round(w, 1), peak_x=None) if math.isnan(mib) else dict(peak_mib=round(mib, 1), weights_mib=round(w, 1), peak_x=round(mib / w, 2))
-
 
 # %% ../nbs/12_bench_match.ipynb #3346e00b
 def _recovered(spec:PermSpec, found:dict, planted:dict)->bool:

@@ -71,7 +71,7 @@ def trained_tv_pair(name:str, root=None, progress:bool=True)->tuple:
     auto_spec(out[0], data.test.X[:2]).attach(out[0])
     return tuple(out)
 
-# %% ../nbs/12_bench_pairs.ipynb #d1ae34fb
+# %% ../nbs/12_bench_pairs.ipynb #08fb1b54
 PLANTED_BIG = {'tv_vit_b_32': 'torchvision vit_b_32, 10 classes, 224 × 224', 'hf_gpt2_124m': 'Hugging Face GPT2LMHeadModel, GPT2Config() (124 M)'}
 
 def _big_model(name:str, seed:int)->tuple:
@@ -91,6 +91,7 @@ def planted_state(spec, sd:dict, seed:int=1, noise:float=0.1, noise_seed:int=Non
     pi, g = random_perms(spec, sd, seed), torch.Generator().manual_seed(seed if noise_seed is None else noise_seed)
     return {k: v + noise * v.std() * torch.randn(v.shape, generator=g) if v.is_floating_point() and v.numel() > 1 else v for k, v in apply_perm(spec, sd, pi).items()}, pi
 
+# %% ../nbs/12_bench_pairs.ipynb #52b14735
 def planted_pair(name:str, noise:float=0.1, seed:int=1)->tuple:
     "(A with its derived spec attached, B = A with every group permuted at random plus noise × each tensor's std, example input, the planted permutations)."
     A, x = _big_model(name, 0)

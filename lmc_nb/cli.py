@@ -189,7 +189,7 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
                          "no name (or --plan): the list with time estimates on one GPU", _EXIT_CODES))
     return p
 
-# %% ../nbs/12b_cli.ipynb #78d0a263
+# %% ../nbs/12b_cli.ipynb #ed12e4f2
 def _report(a)->int:
     from lmc_nb.report import ReportConfig, run_report
     from lmc_nb.report_config import OWN_ALIGN
@@ -205,6 +205,7 @@ def _report(a)->int:
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")
     return 0
 
+# %% ../nbs/12b_cli.ipynb #60a500c3
 def _pairs_text(rows:list)->str:
     "The pair table as aligned text: the settings that vary, then barriers with their 95 % intervals."
     keys = [k for k in rows[0] if k not in ('align', 'n_pairs', 'seeds') and '_barrier' not in k and len({str(r[k]) for r in rows}) > 1]

@@ -131,7 +131,7 @@ class Estimate(NamedTuple):
     more:tuple=None   # that count as (pairs per grid point needed, have)
     away:tuple=None   # no count on the paper's side: the count that would show the departure, (needed, have)
 
-# %% ../nbs/12g_curves.ipynb #c46344f5
+# %% ../nbs/12g_curves.ipynb #778adc31
 def _argmax_samples(xs:list, samples:list, effect:float=None)->list:
     "`argmax_estimate`'s input checked: an increasing grid of ≥ 2 points, ≥ 2 finite measurements at each, a positive effect; the samples as arrays."
     import numpy as np
@@ -143,6 +143,7 @@ def _argmax_samples(xs:list, samples:list, effect:float=None)->list:
     if any(not np.isfinite(s).all() for s in S): raise ValueError("argmax_estimate: non-finite measurement")
     return S
 
+# %% ../nbs/12g_curves.ipynb #e78c278b
 def _argmax_need(obs, B, S:list, effect:float=None)->tuple:
     "(need, more, away) of eq. 3: the pairs per grid point for a bootstrap interval half as wide as the lead of the best interior point over the best end (the paper's lead, else ours if positive); `away`: those that would show a negative lead."
     import numpy as np

@@ -26,7 +26,7 @@ def hf_model_types()->dict:
         for t, cls in getattr(ma, table).items(): out.setdefault(t, (task, cls[0] if isinstance(cls, (list, tuple)) else cls))
     return out
 
-# %% ../nbs/12i_hf_tiny.ipynb #dcc4b2c3
+# %% ../nbs/12i_hf_tiny.ipynb #33a10293
 TINY = {**dict.fromkeys(('hidden_size', 'd_model', 'n_embd', 'n_embed', 'dim', 'embed_dim', 'hidden_dim', 'd_embed', 'embedding_size',
                          'word_embed_proj_dim', 'projection_dim', 'emb_dim', 'model_dim', 'embedding_dim', 'global_dim_patch_emb', 'dim_global',
                          'dim_local_encoder', 'dim_local_decoder', 'dim_token_emb', 'd_latents'), 32),
@@ -50,6 +50,8 @@ TINY = {**dict.fromkeys(('hidden_size', 'd_model', 'n_embd', 'n_embed', 'dim', '
                          'attention_head_dim', 'entity_emb_size', 'num_latents', 'ple_embed_dim'), 16),
         **dict.fromkeys(('qk_rope_head_dim', 'qk_nope_head_dim', 'rotary_dim'), 4),
         'vocab_size': 128, 'vocab_size_per_layer_input': 128, 'encoder_hash_byte_group_vocab': 256}   # every size it shrinks, by name
+
+# %% ../nbs/12i_hf_tiny.ipynb #ca827b4e
 COUNTS = ('num_hidden_layers', 'n_layer', 'num_layers', 'n_layers', 'encoder_layers', 'decoder_layers', 'num_decoder_layers', 'num_encoder_layers',
           'depth', 'num_experts', 'num_local_experts', 'n_routed_experts', 'vocab_size')                # what level 'layers' shrinks
 
@@ -126,7 +128,7 @@ def _rebuilt(cfg):
     try: return type(cfg)(**d)
     except Exception: return cfg
 
-# %% ../nbs/12i_hf_tiny.ipynb #e17a28ce
+# %% ../nbs/12i_hf_tiny.ipynb #4e895b30
 def _dbrx(c):
     if not hasattr(c.attn_config, 'rope_theta'): c.attn_config.rope_theta = 10000.0
     if c.attn_config.clip_qkv is None: c.attn_config.clip_qkv = 8.0
@@ -149,6 +151,7 @@ FIXES = {   # model type → (what its default config needs besides shrinking, w
     'lfm2_moe': (dict(layer_types=['conv', 'full_attention']), "the default leaves layer_types None"),
 }
 
+# %% ../nbs/12i_hf_tiny.ipynb #ba3cb1d6
 def _fix(t, cfg):
     f = FIXES.get(t, (None,))[0]
     if isinstance(f, dict):

@@ -84,7 +84,7 @@ def _product_moves(m:_Scores)->bool:
     "One product move per block group; True if any raised the objective."
     return sum(_product_move(m, g, sibs) for g, sibs in _product_siblings(m).items()) > 0
 
-# %% ../nbs/06a_joint_moves.ipynb #228479e0
+# %% ../nbs/06a_joint_moves.ipynb #32888886
 SLICE_PAIRS = 1 << 24   # the most pair scores E²c² of one family eq. (slices) builds; above it the mover is left to the descent
 
 def _slice_siblings(m:_Scores)->dict:
@@ -94,6 +94,7 @@ def _slice_siblings(m:_Scores)->dict:
         if own is not None: out.setdefault(own, {}).setdefault(fam, {})[k] = h
     return {g: [[ks[k] for k in sorted(ks)] for ks in fams.values()] for g, fams in out.items()}
 
+# %% ../nbs/06a_joint_moves.ipynb #637cee7b
 def _slice_pick(m:_Scores, g, fams:list, drop:set)->Tensor|None:
     "Mover g's permutation by eq. (slices), leaving out entries whose tensors carry a group in `drop` besides the families; None where a family's pair scores exceed SLICE_PAIRS."
     inv, E, sib = invert_perm(m.perms[g]), m.sizes[g], {h for hs in fams for h in hs}

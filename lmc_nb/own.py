@@ -19,7 +19,7 @@ from .act_match import align_activations
 __all__ = ['OWN_ALIGNERS', 'own_label', 'code_source', 'own_config', 'example_input', 'own_spec', 'init_own', 'asym_summary',
            'describe_own', 'own_alignment_spec']
 
-# %% ../nbs/12_own.ipynb #6d53368f
+# %% ../nbs/12_own.ipynb #d57e4ecf
 def own_label(factory:str)->str:
     "A short, file-safe label for a factory: 'torchvision.models:resnet18' → 'resnet18'."
     return re.sub(r'[^A-Za-z0-9_.-]+', '_', factory.rpartition(':')[2]) or 'model'
@@ -44,11 +44,12 @@ def own_config(factory:str, kwargs:dict, scheme:str, sigma_f:float, mask_seed:in
     return dict(factory=factory, source=code_source(factory), kwargs=dict(kwargs or {}), scheme=scheme, sigma_f=float(sigma_f),
                 mask_seed=int(mask_seed), in_shape=[int(s) for s in in_shape])
 
+# %% ../nbs/12_own.ipynb #de52a734
 def example_input(in_shape)->Tensor:
     "Two fixed inputs of one sample's shape: where the spec is derived and each group proved broken."
     return torch.randn(2, *in_shape, generator=torch.Generator().manual_seed(0))
 
-# %% ../nbs/12_own.ipynb #1af30457
+# %% ../nbs/12_own.ipynb #495b731b
 @functools.lru_cache(maxsize=8)
 def _spec(key:str)->PermSpec:
     c = json.loads(key)
@@ -62,6 +63,7 @@ def own_spec(mcfg:dict)->PermSpec:
 
 _PROOFS = {}   # json(model config) → `prove_broken`'s result: F and D do not depend on the seed, so one proof per architecture and scheme
 
+# %% ../nbs/12_own.ipynb #2b31d3ec
 def init_own(mcfg:dict, seed:int)->nn.Module:
     "Your model with the weights of `seed` (global RNG left as it was), made asymmetric by `asymmetrize` unless its scheme is dense; `.config` is `mcfg`."
     with torch.random.fork_rng(devices=[]):

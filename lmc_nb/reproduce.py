@@ -176,7 +176,7 @@ def lewc_cnn(arch:str, width:float, seed:int,
     if m.config != mc: raise ValueError(f"{name}: cached model has another architecture than {mc}")
     return m.eval()
 
-# %% ../nbs/12d_reproduce.ipynb #6aad1a39
+# %% ../nbs/12d_reproduce.ipynb #86bf0101
 def _nbclient()->tuple:
     "(nbformat, NotebookClient, CellExecutionError), or what to install."
     try: import nbformat; from nbclient import NotebookClient; from nbclient.exceptions import CellExecutionError
@@ -190,6 +190,7 @@ def _run_path(src:Path, scale:str, out:Path=None)->Path:
     if out.resolve() == src.resolve(): raise ValueError("the output would overwrite the source notebook")
     return out
 
+# %% ../nbs/12d_reproduce.ipynb #8af40259
 def _execute(client, nb, code:list, src:Path, scale:str, dev, out:Path, save, env:dict, progress:bool, CellExecutionError)->dict:
     "Run the code cells in the notebook's kernel under `env`, saving after every cell (a failed cell: saved, then refused with its output); {cell: seconds}."
     from tqdm.auto import tqdm

@@ -194,7 +194,7 @@ def r_cat(T, func, args, kwargs, out):
     ol[d] = [s]
     T.set(out, ol)
 
-# %% ../nbs/06f_shape_rules.ipynb #d9bf9f8e
+# %% ../nbs/06f_shape_rules.ipynb #06c07036
 def r_stack(T, func, args, kwargs, out):
     ts = args[0]; d = _dim(args[1] if len(args) > 1 else 0, out.ndim)
     ol = list(T.label(ts[0]))
@@ -203,6 +203,7 @@ def r_stack(T, func, args, kwargs, out):
     ol.insert(d, [Space(len(ts), f'stacked tensors ({T.op})')] if len(ts) > 1 else [])
     T.set(out, ol)
 
+# %% ../nbs/06f_shape_rules.ipynb #7fcfeb0b
 def r_reduce(T, func, args, kwargs, out):
     "sum / mean / amax / var / norm over axes: invariant to permutations of the reduced axes; the others stay."
     x = args[0]; lx = T.label(x)

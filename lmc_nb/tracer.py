@@ -214,7 +214,7 @@ def _keeps_rows(self:Tracer, o:Tensor):
         have = {id(find(l)) for ax in self.label(o) for s in ax for l in leaves(s)}
         if not f.row_ids() <= have: f.end(f'{self.op} dropped its rows')
 
-# %% ../nbs/06e_tracer.ipynb #8782dffb
+# %% ../nbs/06e_tracer.ipynb #2ab96ca1
 @patch
 def settle_fibers(self:Tracer, tensors:dict)->dict:
     "After `settle`: each fiber's units joined to its weight's axis; a space whose units only gathered rows of those weights held — by the same indices, row by row, with no other parameter's axis among them, and weights read only by those gathers — gets a σ per slice: id(root) → {tensor name: its sliced axis} (eq. fiber)."
@@ -234,6 +234,8 @@ def settle_fibers(self:Tracer, tensors:dict)->dict:
         if whole and all(f.ok for f in fs) and len({f.source for f in fs}) == 1 and names and pa.get(rid, set()) <= mine:
             out[rid] = {n: f.at for f in fs for n in f.names if n in tensors}
     return out
+
+# %% ../nbs/06e_tracer.ipynb #60b2fedc
 @patch
 def settle(self:Tracer, params:list):
     "After the trace, with the model outputs' labels fixed: a choice in no set order whose slots' order was read — its slots' space (or a part of it) fixed, or shared with an axis of a parameter (a label in `params`) — leaves the units it chose among fixed too (eq. 6)."
