@@ -4,7 +4,7 @@
 
 # %% ../nbs/12a_bench.ipynb #c133049e
 from __future__ import annotations
-import json, math, time, warnings
+import json, math, shutil, tempfile, time, warnings
 from dataclasses import replace
 import torch
 from torch import nn, Tensor
@@ -251,10 +251,18 @@ def _dynamo_import_seconds()->float:
     code = "import time, torch; t = time.perf_counter(); import torch._dynamo; print(time.perf_counter() - t)"
     return float(subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout)
 
+# %% ../nbs/12a_bench.ipynb #26b8d532
+def _same_models(ours:dict, other:dict, exact:bool=False):
+    "Refuse unless each label's models in `ours` and `other` hold the same weights: bit for bit (`exact`), or to 1e-4."
+    for label in ours:
+        for (_, a), (_, b) in zip(ours[label], other[label]):
+            for k, p in a.state_dict().items():
+                if exact: assert torch.equal(p, b.state_dict()[k]), (label, k)
+                else: torch.testing.assert_close(p, b.state_dict()[k], atol=1e-4, rtol=1e-4)
+
 # %% ../nbs/12a_bench.ipynb #96c508bf
 def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
     "The default report: its training as one group of every scheme vs one group per scheme; the whole command with this CPU's kernels and AVX2's."
-    import shutil, tempfile
     from lmc_nb.report import get_models
     from lmc_nb.report_config import ReportConfig
     import torch._dynamo                                                        # the optimizer's first use imports it: paid before either side is timed
@@ -266,15 +274,11 @@ def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
             return {k: v for s in schemes for k, v in get_models(replace(cfg, out=f'{d}/{sub}', schemes=s), data, progress=False).items()}
         t_b, base = best_time(lambda: fresh('base', [(s,) for s in cfg.schemes]), repeat)
         t_o, ours = best_time(lambda: fresh('ours', [cfg.schemes]), repeat)
-        for label in ours:
-            for (_, a), (_, b) in zip(ours[label], base[label]):
-                for p, q in zip(a.state_dict().values(), b.state_dict().values()): torch.testing.assert_close(p, q, atol=1e-4, rtol=1e-4)
+        _same_models(ours, base)
         with patch.object(many, '_stacked_mlp', lambda base: None), \
              patch.object(many, 'make_optimizer', lambda ps, c: torch.optim.AdamW(list(ps), lr=c.lr, weight_decay=c.wd, fused=True)):
             t_v, vm = best_time(lambda: fresh('vmap', [cfg.schemes]), repeat)      # what the report ran before: vmap and torch.optim's AdamW
-        for label in ours:
-            for (_, a), (_, b) in zip(ours[label], vm[label]):
-                for k, p in a.state_dict().items(): assert torch.equal(p, b.state_dict()[k]), (label, k)   # the same models, bit for bit
+        _same_models(ours, vm, exact=True)                                     # the same models, bit for bit
         native = min(_cli_seconds(f'{d}/cli-{k}', quick=quick) for k in range(repeat))
         avx2 = min(_cli_seconds(f'{d}/avx2-{k}', dict(ATEN_CPU_CAPABILITY='avx2', ONEDNN_MAX_CPU_ISA='AVX2'), quick) for k in range(repeat))
     return [report_line('report_train_one_group', t_o, t_b, models=sum(len(v) for v in ours.values()), baseline='one group per scheme'),

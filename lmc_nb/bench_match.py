@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_bench_match.ipynb #392a639b
 from __future__ import annotations
-import math, time, warnings
+import importlib.util, math, time, warnings
 import torch
 from torch import nn, Tensor
 from .train import init_model
@@ -63,7 +63,6 @@ def _rebasin_peer(A:nn.Module, B:nn.Module, spec:PermSpec, x:Tensor, repeat:int=
                   cap:float=0.5, # the memory the peer may add, × this machine's RAM: it runs in a child held to that (`in_capped_child`; None: in this process)
                  )->dict:
     "Best time of `repeat` runs, objective and function check of the `rebasin` package's weight matching, or why it did not run."
-    import importlib.util
     if importlib.util.find_spec('rebasin') is None: return dict(rebasin='not installed (pip install rebasin)')
     if cap is not None: return _peer_in_child(A, B, spec, x, repeat, cap)    # GPT-2 small: its path enumeration took over 14 GiB
     try: from rebasin import PermutationCoordinateDescent
@@ -152,6 +151,17 @@ def _match_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int, tol:float, re
     return report_line(name, t_o, base, baseline='rebasin' if 'rebasin_s' in peer else 'reference loop', solver=lap_backend(), repeat=repeat,
                        objective=round(oo, 4), **found, **scipy, **peer, **ref, **sp, **match_peak(spec, sa, sb, tol))
 
+# %% ../nbs/12_bench_match.ipynb #e3df43a9
+def _planted_small(A:nn.Module, name:str, repeat:int, tol:float)->dict:
+    "The planted line: `A` against itself with a permutation planted (and noise), ours against the reference loop; the permutation must come back."
+    spec, sa = PermSpec.of(A), effective_state_dict(A)
+    sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
+    t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
+    t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
+    recovered = _recovered(spec, po, pi)
+    if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
+    return report_line(f"match_{name}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
+
 # %% ../nbs/12_bench_match.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
     "Weight matching: ours vs the `rebasin` package and the reference loop, on random, trained and planted models (a generator: each line as it is measured)."
@@ -172,10 +182,4 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
         except ImportError as e: yield dict(name=f'match_{name}_planted', not_run=f'needs {e.name}'); continue
         big = sum(p.numel() for p in A.parameters()) > 100_000_000              # the reference loop recomputes every score each sweep: past
         yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi, derived=True, reference=not big)   # 20 min on GPT-2 small
-    A = init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0); spec, sa = PermSpec.of(A), effective_state_dict(A)
-    sb, pi = planted_state(spec, sa, seed=1, noise=0.5, noise_seed=0)
-    t_o, (po, oo) = best_time(lambda: weight_matching(spec, sa, sb, tol=tol), repeat)
-    t_r, _ = best_time(lambda: weight_matching_reference(spec, sa, sb), 1)
-    recovered = _recovered(spec, po, pi)
-    if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
-    yield report_line(f"match_{'mlp512' if quick else 'resnet20x4'}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
+    yield _planted_small(init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0), 'mlp512' if quick else 'resnet20x4', repeat, tol)

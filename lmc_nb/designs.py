@@ -67,6 +67,14 @@ def _design(looks, alpha:float, kind:str, per:str='')->tuple:
     return ls, levels, (f"pre-registered looks at {', '.join(map(str, ls))}{per}, two-sided α = {alpha:g} spent "
                         f"{'O’Brien–Fleming' if kind == 'obrien-fleming' else 'Pocock'}-like (Lan–DeMets; nominal two-sided α per look {', '.join(f'{1 - l:.3g}' for l in levels)})")
 
+# %% ../nbs/12h_designs.ipynb #38e30b4f
+def _direction_rule(paper_diff:float, design:str)->str:
+    "`sequential_verdict`'s printed rule."
+    side = '> 0' if paper_diff > 0 else '< 0'
+    return (f"paper: mean(b) − mean(a) {side}; {design}: "
+            "at the first look whose repeated Welch interval excludes 0, reproduced on the paper's side, departs on the other; "
+            "no look deciding by the last: inconclusive; before the first look: not run")
+
 # %% ../nbs/12h_designs.ipynb #0c110404
 def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-registered order (look k uses the first n_k per side)
                        paper_diff:float, # the paper's mean(b) − mean(a): its sign is the claimed direction (direction-only claims)
@@ -78,10 +86,7 @@ def sequential_verdict(a:list, b:list, # the measurements so far, in the pre-reg
     if not (math.isfinite(paper_diff) and paper_diff != 0): raise ValueError(f"sequential_verdict: a direction is needed (paper_diff ≠ 0, finite), got {paper_diff!r}; a banded claim uses sequential_band_verdict, a two-sided one compare_verdict")
     if _strat(a, b): raise ValueError("sequential_verdict: stratified sides are not supported; use compare_verdict")
     ls, levels, design = _design(looks, alpha, kind, ' per side')
-    side = '> 0' if paper_diff > 0 else '< 0'
-    rule = (f"paper: mean(b) − mean(a) {side}; {design}: "
-            "at the first look whose repeated Welch interval excludes 0, reproduced on the paper's side, departs on the other; "
-            "no look deciding by the last: inconclusive; before the first look: not run")
+    rule = _direction_rule(paper_diff, design)
     n = min(len(a), len(b))
     if n < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} per side (have {n})", (ls[0], n))
     for k, (nk, lev) in enumerate(zip(ls, levels)):
@@ -109,6 +114,13 @@ def _undecided(a:list, b:list, ls:list, paper_diff:float, effect:float, d:float,
     return Verdict(d, [lo, hi], 'inconclusive', rule + f" [no look decided; last at {ls[-1]} per side]", need,
                    *((None, cnt) if fixed[2] == 'departs' else (cnt, None)))
 
+# %% ../nbs/12h_designs.ipynb #5f07d4f3
+def _looks_band_rule(target:float, band:float, design:str)->str:
+    "`sequential_band_verdict`'s printed rule."
+    return (f"paper: ≈ {target:g} within ±{band:g}; {design}: "
+            f"at the first look whose repeated interval lies inside [{target - band:g}, {target + band:g}], reproduced; misses it, departs; "
+            "no look deciding by the last: inconclusive; before the first look: not run")
+
 # %% ../nbs/12h_designs.ipynb #5dff22f7
 def sequential_band_verdict(values:list, # independent measurements (per pair), in the pre-registered order (look k uses the first n_k)
                             target:float, # the paper's value
@@ -122,9 +134,7 @@ def sequential_band_verdict(values:list, # independent measurements (per pair), 
     values = [float(v) for v in values]
     if any(not math.isfinite(v) for v in values): raise ValueError("sequential_band_verdict: non-finite measurement")
     (ls, levels, design), lo_b, hi_b = _design(looks, alpha, kind), target - band, target + band
-    rule = (f"paper: ≈ {target:g} within ±{band:g}; {design}: "
-            f"at the first look whose repeated interval lies inside [{lo_b:g}, {hi_b:g}], reproduced; misses it, departs; "
-            "no look deciding by the last: inconclusive; before the first look: not run")
+    rule = _looks_band_rule(target, band, design)
     if (n := len(values)) < ls[0]: return Verdict(None, None, 'not run', rule, f"the design's first look is at {ls[0]} (have {n})", (ls[0], n))
     for k, (nk, lev) in enumerate(zip(ls, levels)):
         if n < nk:

@@ -92,9 +92,11 @@ def _nearest_edge(m:float, ci:list, edges:tuple)->tuple:
     if not inside: return None, 0.0
     e = min(inside, key=lambda e: abs(m - e)); return e, abs(m - e)
 
-# %% ../nbs/12f_verdicts.ipynb #5f5da188
+# %% ../nbs/12f_verdicts.ipynb #85f9e8d3
 def _band_rule(target:float, band:float, factor:float, exact:str)->str:
-    "`band_verdict`'s printed rule."
+    "`band_verdict`'s printed rule; a factor ≤ 1 or a band ≤ 0 refused."
+    if factor is not None and factor <= 1: raise ValueError(f"band_verdict: factor must be > 1, got {factor}")
+    if not band > 0: raise ValueError(f"band_verdict: band must be > 0, got {band!r}")
     if target == 0: qual = f"|mean| ≤ {3 * band:g} (3 bands)"
     else: qual = f"same sign as {target:g}" + (f" and within a factor {factor:g} of it" if factor else '')
     return (f"reproduced if |mean − {target:g}| ≤ {band:g}; qualitative if {qual}"
@@ -110,6 +112,7 @@ def _band_estimate(estimate:tuple, rule:str)->tuple:
     if ends: rule += f"; an argmax interval that reaches an end of the grid ({ends[0]:g} or {ends[1]:g}) shows no peak: never reproduced"
     return m, ci, ends, rule
 
+# %% ../nbs/12f_verdicts.ipynb #fac0583e
 def _band_values(values:list, exact:str, rule:str)->tuple:
     "(mean, 95 % interval, rule) of our measurements; one value only with `exact`, the reason it has no interval."
     if exact and len(values) != 1: raise ValueError(f"band_verdict: exact= is for one exact value, got {len(values)}")
@@ -142,8 +145,6 @@ def band_verdict(values:list, # our independent measurements (None with `estimat
                  estimate:tuple=None, # (value, [low, high], how): an interval computed otherwise (a bootstrap over pairs)
                  )->Verdict: # (mean, ci, verdict, rule)
     "Reproduced within `band` of the paper's value; qualitative if on its side of 0 (within `factor`) or, for a paper value of 0, within 3 bands; inconclusive if the interval still reaches the band; departs otherwise."
-    if factor is not None and factor <= 1: raise ValueError(f"band_verdict: factor must be > 1, got {factor}")
-    if not band > 0: raise ValueError(f"band_verdict: band must be > 0, got {band!r}")
     rule = _band_rule(target, band, factor, exact)
     if estimate is not None:
         if values is not None: raise ValueError("band_verdict: give values or an estimate, not both")
