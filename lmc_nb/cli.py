@@ -78,7 +78,7 @@ def _model_args(g, d:dict):
     g.add_argument('--depth', type=_positive(int), default=d['depth'], help='MLP hidden layers')
     g.add_argument('--norm', default=d['norm'], help=f"{' | '.join(NORMS)} (default: the architecture's: mlp layer, resnet20 group, vgg11 batch)")
     g.add_argument('--act', default=d['act'], help=f"{' | '.join(ACTS)}; a parameter after a colon, e.g. leaky_relu:0.5 (default: the architecture's: mlp gelu, others relu)")
-    for k, kind, h in (('epochs', int, 'training epochs per model'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate')):
+    for k, kind, h in (('epochs', int, 'training epochs per model (default: 10; with --model: chosen by its size and the data, see the report)'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate (default: 1e-3; with --model: 3e-4 above 20 M parameters)')):
         g.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
     g.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')
     g.add_argument('--seeds', default=_join(d['seeds']), help='comma-separated seeds, paired consecutively into independent pairs')
@@ -96,6 +96,7 @@ def _run_args(g, d:dict):
     g.add_argument('--from', dest='from_dir', default=d['from_dir'], help='evaluate the saved models of an earlier report folder')
     g.add_argument('--allow-untrained', action='store_true', help='report endpoints at chance or with stale batch-norm statistics under a banner (default: refuse them, exit 2)')
     g.add_argument('--reestimate-bn', action='store_true', help="re-estimate the endpoints' batch-norm statistics on the training set first (stale statistics: a small momentum after few steps)")
+    g.add_argument('--bn-tol', type=_positive(float), default=d['bn_tol'], help="batch-norm models: stop each λ's statistics set once every channel's mean is known to this fraction of its standard deviation (e.g. 0.02; default: the whole set)")
 
 # %% ../nbs/12b_cli.ipynb #68e4a3c0
 def _report_args(r):
@@ -183,7 +184,7 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
     _sweep_args(_sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP))
     _pairs_args(_sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)'))
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
-    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks')
+    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks (also report-model: the path of `lmc report --model` on MobileNetV3 before and after, needs torchvision)')
     b.add_argument('--quick', action='store_true', help='only the small cases')
     _reproduce_args(_sub(sub, 'reproduce', "run a reproduction notebook (2x_*) at the smoke, cpu or paper scale, resumable from its caches; "
                          "no name (or --plan): the list with time estimates on one GPU", _EXIT_CODES))
@@ -199,7 +200,7 @@ def _report(a)->int:
                        norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
                        align=align, lams=a.lams, model=a.model, model_kwargs=a.model_kwargs, channels=a.channels, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
                        device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force,
-                       allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn)
+                       allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn, bn_tol=a.bn_tol)
     run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")

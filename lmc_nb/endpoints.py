@@ -9,7 +9,7 @@ import torch
 from torch import nn, Tensor
 from .data import Data, Splits, Loader
 from .nnutil import has_batchnorm, eval_mode
-from .interp import reset_bn
+from .bn_path import estimate_bn
 
 # %% auto #0
 __all__ = ['chance', 'correct', 'accuracy', 'reestimate_bn', 'endpoint_row', 'endpoint_rows', 'check_endpoints']
@@ -46,9 +46,11 @@ def accuracy(model:nn.Module, data:Data, bs:int=500, batch_stats:bool=False)->fl
     "Accuracy of `model` on `data` (`correct`'s mean)."
     return correct(model, data, bs, batch_stats).double().mean().item()
 
-def reestimate_bn(model:nn.Module, data:Data, stat_samples:int=10_000)->nn.Module:
+def reestimate_bn(model:nn.Module, data:Data, stat_samples:int=10_000,
+                  tol:float=None, # the path's `bn_tol` (`bn_path.estimate_bn`'s eq. 2; None: all `stat_samples`)
+                 )->nn.Module:
     "`model` with its batch-norm statistics re-estimated on the first `stat_samples` of `data`, exactly as the path re-estimates them at λ = 0 and 1 (`lmc_curve`)."
-    return reset_bn(model, data[:stat_samples], bs=500)
+    estimate_bn(model, data[:stat_samples], 500, tol); return model
 
 # %% ../nbs/12_endpoints.ipynb #6bc223dc
 def _worse(a:Tensor, b:Tensor, alpha:float=0.05)->bool:
@@ -57,11 +59,11 @@ def _worse(a:Tensor, b:Tensor, alpha:float=0.05)->bool:
     only_b, d = int((b & ~a).sum()), int((a != b).sum())
     return d > 0 and float(binom.sf(only_b - 1, d, 0.5)) < alpha
 
-def endpoint_row(label:str, seed:int, model:nn.Module, data:Splits, high:float, stat_samples:int=10_000)->dict:
+def endpoint_row(label:str, seed:int, model:nn.Module, data:Splits, high:float, stat_samples:int=10_000, tol:float=None)->dict:
     "One endpoint measured and read: accuracy with stored statistics, on the path (re-estimated), with batch statistics, and its verdict against chance's upper end `high`."
     ok = correct(model, data.test)
     if has_batchnorm(model):
-        ok_path = correct(reestimate_bn(copy.deepcopy(model), data.train, stat_samples), data.test)
+        ok_path = correct(reestimate_bn(copy.deepcopy(model), data.train, stat_samples, tol), data.test)
         batch = accuracy(model, data.test, batch_stats=True)
     else: ok_path, batch = ok, ok.double().mean().item()
     acc, path = ok.double().mean().item(), ok_path.double().mean().item()
@@ -69,10 +71,10 @@ def endpoint_row(label:str, seed:int, model:nn.Module, data:Splits, high:float, 
     return dict(model=label, seed=seed, test_acc=acc, path_acc=path, batch_acc=batch, verdict=verdict)
 
 def endpoint_rows(models:dict, # {label: [(seed, model)]}, as `get_models` returns them
-                  data:Splits, stat_samples:int=10_000)->dict:
+                  data:Splits, stat_samples:int=10_000, tol:float=None)->dict:
     "Every endpoint's row, with chance on the evaluation set: dict(chance, chance_ci, n, rows)."
     rate, (lo, hi) = chance(data.test.y)
-    rows = [endpoint_row(label, s, m, data, hi, stat_samples) for label, ms in models.items() for s, m in ms]
+    rows = [endpoint_row(label, s, m, data, hi, stat_samples, tol) for label, ms in models.items() for s, m in ms]
     return dict(chance=rate, chance_ci=[lo, hi], n=len(data.test), rows=rows)
 
 # %% ../nbs/12_endpoints.ipynb #51d3c5cd

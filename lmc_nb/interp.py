@@ -18,6 +18,7 @@ from .models import MLP
 from .train import batch_loss
 from .nnutil import has_batchnorm, batches, compute_device, module_device, load_weights
 from .calibrate import ce_acc, calibrated_loss
+from .bn_path import bn_path_outputs   # a batch-norm model's path at the cost of a few passes: `05_bn_path`
 
 # %% auto #0
 __all__ = ['lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers', 'lmc_curve']
@@ -167,10 +168,11 @@ def _naive_outputs(skel, sa, sb, lams, X, bs, bn_data=None):
 def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
                  X:Tensor, # inputs
                  lams:Tensor, # (L,) interpolation weights in [0, 1]
-                 method:str='auto', # 'batched', 'naive', or 'auto' (naive only for batch-norm models)
+                 method:str='auto', # 'batched', 'naive' (the reference: a model per λ), or 'auto' (batch-norm models: `bn_path_outputs`)
                  bn_data:Data=None, # batch-norm models: data to re-estimate statistics at each λ
                  bs:int=None, # batch size (default: sized to the memory budget)
                  device=None, # where to compute (`compute_device`: None is `$LMC_DEVICE`, else A's device); outputs on X's device
+                 bn_tol:float=None, # batch-norm models: stop the statistics set by `bn_path.estimate_bn`'s eq. 2 (None: all of `bn_data`)
                 )->Tensor: # (L, n, ...) outputs of the interpolated models
     "Outputs of the models $\\theta(\\lambda) = (1-\\lambda)\\theta_A + \\lambda\\theta_B$ for every λ, in one batched pass where possible."
     check_compatible(A, B)
@@ -184,7 +186,8 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
     X, bn_data = X.to(dev), bn_data.to(dev) if bn_data is not None else None
     bn = has_batchnorm(skel)
     if method == 'batched' and bn: raise ValueError("path_outputs: batch-norm models need per-λ re-estimation; use method='naive' or 'auto'")
-    if method == 'naive' or bn: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None).to(home)
+    if method == 'naive' or bn and bn_data is None: return _naive_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data if bn else None).to(home)   # the reference
+    if bn and bn_data is not None: return bn_path_outputs(skel, sa, sb, lams, X, bs or 2048, bn_data, bn_tol)[0].to(home)   # one copy, channels-last where eq. 3 of `05_bn_path` holds
     return (_mlp_outputs if _mlp_fast_ok(skel) else _vmap_outputs)(skel, sa, sb, lams, X, bs or _eval_batch_size(sa, len(lams))).to(home)
 
 # %% ../nbs/05_interp.ipynb #60f71e4a
@@ -246,9 +249,10 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
               bs:int=None, # evaluation batch size (default: sized to the memory budget)
               n_boot:int=0, # > 0: add 95 % bootstrap intervals of the barriers over the evaluation examples (`Curve.ci`)
               device=None, # where the models' outputs are computed (`path_outputs`)
+              bn_tol:float=None, # stop the statistics set earlier, by `bn_path.estimate_bn`'s eq. 2 at this tolerance (None: all `bn_samples`)
              )->Curve:
     "Loss / accuracy / calibrated loss along the linear path between `A` and `B`."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
-    out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs, device)
+    out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs, device, bn_tol=bn_tol)
     return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed, n_boot)

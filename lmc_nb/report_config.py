@@ -5,7 +5,7 @@
 # %% ../nbs/12_config.ipynb #8fb1e85a
 from __future__ import annotations
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import torch
 from .data import DATASETS
 from .asym import SCHEMES
@@ -15,7 +15,8 @@ from .archs import ASYM_ARCHS
 from .pairs import ALIGNERS
 
 # %% auto #0
-__all__ = ['LABEL_PREFIX', 'OWN_ALIGN', 'model_label', 'ReportData', 'ReportModels', 'ReportRun', 'ReportConfig']
+__all__ = ['LABEL_PREFIX', 'OWN_ALIGN', 'OWN_STEPS', 'OWN_EPOCHS', 'OWN_BIG', 'model_label', 'ReportData', 'ReportModels',
+           'ReportRun', 'ReportConfig', 'own_schedule', 'with_schedule']
 
 # %% ../nbs/12_config.ipynb #fead8aad
 LABEL_PREFIX = {'dense': '', 'wasym': 'w', 'syre': 'syre-', 'sparse': 'sparse-', 'residual': 'res-', 'sigma': 'sigma-'}   # 'sigma': `--model` only
@@ -52,9 +53,9 @@ class ReportModels:
     norm:str = None           # one of `models.NORMS`; None: the architecture's default
     act:str = None            # one of `models.ACTS` (or 'leaky_relu:0.5'); None: the architecture's default
     mask_seed:int = 0
-    epochs:int = 10
+    epochs:int = None         # None: 10 for lmc-nb's architectures; for `model`, `own_schedule`'s
     bs:int = 256
-    lr:float = 1e-3
+    lr:float = None           # AdamW; None: 1e-3 for lmc-nb's architectures; for `model`, `own_schedule`'s
     wd:float = 1e-2
     seeds:tuple = (0, 1, 2, 3, 4, 5)   # paired consecutively: three independent pairs
     device:str = 'cpu'
@@ -72,6 +73,8 @@ class ReportRun:
     force:bool = False        # replace a report already in `out` (trained models that match are still reused)
     allow_untrained:bool = False   # report endpoints at chance or with stale batch-norm statistics under a banner instead of refusing (`12_endpoints`)
     reestimate_bn:bool = False     # re-estimate the endpoints' batch-norm statistics on the training set before anything is measured
+    bn_tol:float = None            # batch-norm models: stop each λ's statistics set by `bn_path.estimate_bn`'s eq. 2 at this tolerance (None: the whole set)
+
 
 # %% ../nbs/12_config.ipynb #de67b5dc
 @dataclass
@@ -79,6 +82,7 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
     "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
+        if not self.model: self.epochs, self.lr = self.epochs or 10, self.lr or 1e-3   # yours: `own_schedule`, once the data is known
         if self.device == 'auto': self.device = str(compute_device('auto'))   # as `lmc report --device auto`
         _check_report(self)
 
@@ -117,11 +121,34 @@ def _check_report(c:ReportConfig):
     if len(c.seeds) < 2 or len(c.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(c.seeds)}")
     if len(set(c.seeds)) != len(c.seeds): raise ValueError(f"seeds: repeated seeds in {list(c.seeds)}")
     if c.lams < 3: raise ValueError("lams: need at least 3 points on the path")
-    for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples'):
-        if not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
+    for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples', 'bn_tol'):
+        if getattr(c, key) is not None and not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
     for key in ('sigma_f', 'wd', 'lr'):                  # a scale, a decay and a step: finite, and never negative
-        if not (math.isfinite(getattr(c, key)) and getattr(c, key) >= 0): raise ValueError(f"{key}: must be a finite number >= 0, got {getattr(c, key)!r}")
+        if getattr(c, key) is not None and not (math.isfinite(getattr(c, key)) and getattr(c, key) >= 0): raise ValueError(f"{key}: must be a finite number >= 0, got {getattr(c, key)!r}")
     _check_device(c.device)
     _check_own(c)
     if c.arch in ('mlp', 'vit') and c.width != int(c.width): raise ValueError(f"width: {c.arch} needs a whole number, got {c.width}")
     if c.limit is not None and c.limit < 1: raise ValueError(f"limit: must be a positive number of samples, got {c.limit}")
+
+# %% ../nbs/12_config.ipynb #563e3e89
+OWN_STEPS, OWN_EPOCHS, OWN_BIG = 100, (2, 30), 20e6   # a --model schedule: least steps, epoch bounds, parameters above which lr is 3e-4
+
+def own_schedule(model:torch.nn.Module, n_train:int, bs:int)->tuple: # (epochs, lr, the reason in one line)
+    "Epochs and AdamW learning rate for a model of your own: enough steps for it and its batch norms (eq. above), the rate by its size."
+    moms = [m.momentum for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.momentum]
+    steps = max([OWN_STEPS] + [math.ceil(math.log(0.05) / math.log(1 - m)) for m in moms if m < 1])
+    per = math.ceil(n_train / bs)
+    epochs = min(OWN_EPOCHS[1], max(OWN_EPOCHS[0], math.ceil(steps / per)))
+    n = sum(p.numel() for p in model.parameters())
+    lr = 1e-3 if n <= OWN_BIG else 3e-4
+    bn = f"; batch-norm momentum {min(moms):g} needs {steps}" if moms and steps > OWN_STEPS else ''
+    return epochs, lr, (f"{epochs} epochs = {epochs * per} steps of batch {bs} on {n_train} samples (at least {OWN_STEPS} steps{bn}; "
+                        f"{OWN_EPOCHS[0]}–{OWN_EPOCHS[1]} epochs), lr {lr:g} for {n / 1e6:.1f} M parameters (3e-4 above {OWN_BIG / 1e6:.0f} M)")
+
+# %% ../nbs/12_config.ipynb #c71ee97a
+def with_schedule(c:ReportConfig, n_train:int)->tuple: # (the config with epochs and lr filled in, the reason or '')
+    "`c` with `own_schedule`'s epochs and lr where a model of your own leaves them unset; the user's own values kept."
+    if c.epochs is not None and c.lr is not None: return c, ''
+    from lmc_nb.align import build_model
+    epochs, lr, why = own_schedule(build_model(c.model, c.model_kwargs), n_train, c.bs)
+    return replace(c, epochs=c.epochs or epochs, lr=c.lr or lr), f"chosen for --model: {why}"
