@@ -90,6 +90,7 @@ def _run_args(g, d:dict):
     from lmc_nb.report_config import ALIGNERS
     g.add_argument('--align', default=None, help=f"comma-separated alignment methods: {', '.join(ALIGNERS)} (default: {_join(d['align'])}; with --model: none,weight,activation)")
     g.add_argument('--lams', type=_positive(int), default=d['lams'], help='points on the path (at least 3)')
+    g.add_argument('--refine', type=_positive(int), default=d['refine'], help='evaluate every k-th point first, then every point around each peak of the curve (default: 3 with --model, else 1: every point)')
     g.add_argument('--no-lewc', dest='lewc', action='store_false', help="skip LEWC's layerwise diagnostics (default: run them)")
     g.add_argument('--out', default=d['out'], help='report folder; refused if it already holds a report, unless --force')
     g.add_argument('--force', action='store_true', help='replace the report in --out (its trained models are still reused when they match)')
@@ -200,7 +201,7 @@ def _report(a)->int:
                        norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
                        align=align, lams=a.lams, model=a.model, model_kwargs=a.model_kwargs, channels=a.channels, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
                        device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force,
-                       allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn, bn_tol=a.bn_tol)
+                       allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn, bn_tol=a.bn_tol, refine=a.refine)
     run_report(cfg, progress=not a.quiet)
     print((Path(a.out) / 'report.md').read_text())
     print(f"report written to {Path(a.out).resolve()} (report.json, report.md, curves.png)")

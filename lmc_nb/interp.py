@@ -21,7 +21,8 @@ from .calibrate import ce_acc, calibrated_loss
 from .bn_path import bn_path_outputs   # a batch-norm model's path at the cost of a few passes: `05_bn_path`
 
 # %% auto #0
-__all__ = ['lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers', 'lmc_curve']
+__all__ = ['lerp', 'stack_lerp', 'Barrier', 'barrier', 'reset_bn', 'Curve', 'path_outputs', 'bootstrap_barriers',
+           'refine_indices', 'coarse_values', 'lmc_curve']
 
 # %% ../nbs/05_interp.ipynb #55a98bad
 def lerp(sa:dict, sb:dict, lam:float)->dict:
@@ -86,6 +87,7 @@ class Curve:
     loss_calibrated:list = None
     temperature:list = None
     ci:dict = None   # 95 % bootstrap intervals over the evaluation examples of the loss and accuracy barriers (`n_boot`)
+    coarse:list = None   # `refine`: the λ of the coarse pass, common to every curve of one grid (eq. 4); None: every λ was evaluated
     def barriers(self)->dict:
         "Loss, accuracy and calibrated-loss barriers (LEWC Def. 2.1) with their midpoint values."
         out = {}
@@ -235,6 +237,50 @@ def _curve(out:Tensor, y:Tensor, lams:Tensor, loss:str, calibrate:bool, cal_frac
         _check_finite(mse, lams); c = Curve(lams.tolist(), mse.tolist())
     return c
 
+# %% ../nbs/05_interp.ipynb #6db540a6
+def _coarse_idx(L:int, k:int)->list:
+    "Indices of the coarse grid: every `k`-th of `L` points, which must reach the last point and the midpoint."
+    if k < 1 or (L - 1) % k or (L % 2 and (L - 1) // 2 % k): raise ValueError(
+        f"refine={k}: the coarse grid (the points of {L} whose index is a multiple of {k}) must include λ = 1/2 and λ = 1; "
+        f"choose a refine dividing {(L - 1) // 2 if L % 2 else L - 1}, or refine=1 (the whole grid)")
+    return list(range(0, L, k))
+
+def _peaks(c:Curve, tie:float=0.8)->set:
+    "Positions on the coarse curve `c` of eq. 4's peaks: the loss and accuracy argmaxes, and loss local maxima within `tie` of the largest."
+    lams, ex = torch.tensor(c.lambdas, dtype=torch.float64), {}
+    for key, hib in (('loss', False), ('acc', True)):
+        v = getattr(c, key)
+        if v is None: continue
+        v = torch.tensor(v, dtype=torch.float64); chord = (1 - lams) * v[0] + lams * v[-1]
+        ex[key] = chord - v if hib else v - chord
+    out = {int(e.argmax()) for e in ex.values()}
+    e, top = ex['loss'], float(ex['loss'].max())
+    return out | {j for j in range(1, len(e) - 1) if top > 0 and e[j] >= max(e[j - 1], e[j + 1]) and e[j] >= tie * top}
+
+# %% ../nbs/05_interp.ipynb #12ccb4bf
+def refine_indices(L:int, k:int, coarse:Curve)->list:
+    "Grid indices eq. 4 adds to the coarse grid of every `k`-th of `L` points, given the coarse curve."
+    idx = _coarse_idx(L, k)
+    add = set()
+    for j in _peaks(coarse):
+        add |= set(range(idx[max(j - 1, 0)] + 1, idx[min(j + 1, len(idx) - 1)]))
+    return sorted(add - set(idx))
+
+def coarse_values(curve:dict, key:str)->list:
+    "A curve's (`Curve.to_dict()`) values of `key` at its coarse λ (eq. 4), or at every λ if it was not refined."
+    keep = set(curve.get('coarse') or curve['lambdas'])
+    return [v for l, v in zip(curve['lambdas'], curve[key]) if l in keep]
+
+# %% ../nbs/05_interp.ipynb #ae2a545e
+def _refined(run, grid:Tensor, k:int, y:Tensor, loss:str)->tuple:
+    "Outputs at eq. 4's points of `grid`, `run(lams)` giving outputs: (sorted λ, their outputs, the coarse λ)."
+    idx = _coarse_idx(len(grid), k)
+    out = run(grid[idx])
+    add = refine_indices(len(grid), k, _curve(out, y, grid[idx], loss, False, 0.2, 0))
+    if add: out, idx = torch.cat([out, run(grid[add])]), idx + add
+    order = sorted(range(len(idx)), key=idx.__getitem__)
+    return grid[sorted(idx)], out[order], grid[_coarse_idx(len(grid), k)].tolist()
+
 # %% ../nbs/05_interp.ipynb #6a21182e
 @torch.no_grad()
 def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
@@ -250,9 +296,12 @@ def lmc_curve(A:nn.Module, B:nn.Module, # two trained models of one architecture
               n_boot:int=0, # > 0: add 95 % bootstrap intervals of the barriers over the evaluation examples (`Curve.ci`)
               device=None, # where the models' outputs are computed (`path_outputs`)
               bn_tol:float=None, # stop the statistics set earlier, by `bn_path.estimate_bn`'s eq. 2 at this tolerance (None: all `bn_samples`)
+              refine:int=None, # evaluate every `refine`-th λ first, then the grid around the curve's peaks (eq. 4); None or 1: every λ
              )->Curve:
     "Loss / accuracy / calibrated loss along the linear path between `A` and `B`."
     lams = torch.linspace(0, 1, lams) if isinstance(lams, int) else torch.as_tensor(lams, dtype=torch.float32)
     if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"lmc_curve: λ must be numbers in [0, 1], got {lams.tolist()}")
-    out = path_outputs(A, B, data.X, lams, method, (bn_data or data)[:bn_samples], bs, device, bn_tol=bn_tol)
-    return _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed, n_boot)
+    run = lambda l: path_outputs(A, B, data.X, l, method, (bn_data or data)[:bn_samples], bs, device, bn_tol=bn_tol)
+    lams, out, coarse = _refined(run, lams, refine, data.y, loss) if refine and refine > 1 else (lams, run(lams), None)
+    c = _curve(out, data.y, lams, loss, calibrate, cal_frac, cal_seed, n_boot); c.coarse = coarse
+    return c

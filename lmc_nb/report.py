@@ -10,25 +10,28 @@ from pathlib import Path
 import torch
 import lmc_nb
 from .data import load_data, Splits
-from .archs import describe_arch
 from .train import TrainConfig, init_model, train, evaluate, resumable
 from .many import train_many
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
-from .interp import lmc_curve
+from .interp import lmc_curve, coarse_values
 from .nnutil import has_batchnorm, mean_ci
 from .layout import machine_info
 from .asym import dense_twin
 from .zoo import run_model_config, run_train_config
 from .pairs import ALIGNERS
 from .report_config import ReportConfig, model_label, with_schedule   # the configuration: `12_config`
-from .lewc import lewc_diagnostics, activation_modules, lewc_markdown
+from .lewc import lewc_diagnostics, activation_modules
 from .align import build_model, check_takes, with_channels
-from .own import own_label, own_config, init_own, own_alignment_spec, asym_summary, describe_own, OWN_ALIGNERS   # your architecture: `12_own`
+from .own import own_label, own_config, init_own, own_alignment_spec, asym_summary, OWN_ALIGNERS   # your architecture: `12_own`
 from .endpoints import endpoint_rows, check_endpoints, reestimate_bn   # endpoints that have learned: `12_endpoints`
 from tqdm.auto import tqdm
+from .render import plot_report, report_markdown   # report.md and curves.png from report.json: `12_render`
 
 # %% auto #0
 __all__ = ['model_config', 'data_key', 'get_models', 'check_out', 'run_report', 'plot_report', 'report_markdown']
+
+# %% ../nbs/12_report.ipynb #8d9cbd4c
+_all_ = ['plot_report', 'report_markdown']   # moved to `12_render`, still exported from here
 
 # %% ../nbs/12_report.ipynb #4a509f63
 def model_config(cfg:ReportConfig, scheme:str, data:Splits)->dict:
@@ -169,14 +172,14 @@ def _align_result(label:str, ms:list, align:str, cfg:ReportConfig, data:Splits)-
         if align == 'none': Ap, Bp = A, B
         elif _own(A.config): Ap, Bp = dense_twin(A), OWN_ALIGNERS[align](A, B, data, own_alignment_spec(A))   # over the derived spec
         else: Ap, Bp = dense_twin(A), ALIGNERS[align](A, B, data)
-        c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train, bn_tol=cfg.bn_tol)
+        c = lmc_curve(Ap, Bp, data.test, cfg.lams, bn_data=data.train, bn_tol=cfg.bn_tol, refine=cfg.refine)
         pairs.append(dict(seeds=[sa, sb], **c.barriers(), curve=c.to_dict()))
     res = dict(model=label, align=align, n_pairs=len(pairs))
     for key in ('loss_barrier', 'acc_barrier', 'loss_calibrated_barrier', 'loss_midpoint', 'acc_midpoint'):
         name = 'loss_barrier_calibrated' if key == 'loss_calibrated_barrier' else key
         res[name], res[name + '_std'], res[name + '_ci95'] = _stats([p[key] for p in pairs])
     for key in ('lambdas', 'loss', 'acc', 'loss_calibrated', 'temperature'):
-        v = torch.tensor([p['curve'][key] for p in pairs], dtype=torch.float64)
+        v = torch.tensor([coarse_values(p['curve'], key) for p in pairs], dtype=torch.float64)   # refined grids share their coarse λ
         res[key] = v.mean(0).tolist()
         if key in ('loss', 'acc', 'loss_calibrated'): res[key + '_min'], res[key + '_max'] = v.min(0).values.tolist(), v.max(0).values.tolist()
     return dict(res, pairs=pairs)
@@ -201,6 +204,11 @@ def _plan(models:dict, cfg:ReportConfig)->dict:
     return {label: ([a for a in cfg.align if a == 'none' or getattr(ms[0][1], 'config', {}).get('scheme') != 'sigma'],
                     bool(cfg.lewc and not cfg.model and activation_modules(ms[0][1]))) for label, ms in models.items()}
 
+def _first_cost(res:dict, seconds:float, left:int)->str:
+    "The line said after the first path: what it cost in all and per λ evaluated, and how many steps are left."
+    n = sum(len(p['curve']['lambdas']) for p in res['pairs'])
+    return f"report: the first path took {seconds:.0f} s ({seconds / n:.2f} s per λ, {n} λ over {res['n_pairs']} pair(s)); {left} more steps to go"
+
 def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool):
     "Into `rep`: every model's test accuracy, each alignment's path and LEWC's diagnostics — one step of a progress bar each, with the time left; the first path's cost said at once."
     plan = _plan(models, cfg)
@@ -209,7 +217,7 @@ def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
         for align in plan[label][0]:
             bar.set_description(f'report: {label}, path {align}'); rep['results'].append(_align_result(label, ms, align, cfg, data)); bar.update()
-            if bar.n == 1 and bar.total > 1 and progress: tqdm.write(f"report: the first path ({cfg.lams} λ) took {bar.format_dict['elapsed']:.0f} s; {bar.total - 1} more steps to go")
+            if bar.n == 1 and bar.total > 1 and progress: tqdm.write(_first_cost(rep['results'][-1], bar.format_dict['elapsed'], bar.total - 1))
         if plan[label][1]:
             bar.set_description(f'report: {label}, LEWC')
             d = lewc_diagnostics(ms[0][1], ms[1][1], data.test, [0.5], max_samples=cfg.lewc_samples, bn_data=data.train[:10_000])
@@ -235,93 +243,3 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     rep['seconds'] = time.perf_counter() - t0
     _write_report(out, rep)
     return rep
-
-# %% ../nbs/12_report.ipynb #9e588e4f
-def _curve_label(r:dict)->str: return r['model'] + ('' if r['align'] == 'none' else f" ({r['align']})")
-
-# %% ../nbs/12_report.ipynb #53762df6
-def plot_report(rep:dict):
-    "Loss, calibrated loss and accuracy along the path for every (model, alignment), with the range over pairs; a Figure."
-    from matplotlib.figure import Figure      # no pyplot: leaves the caller's backend and figures alone
-    fig = Figure(figsize=(11, 3.6))
-    axs = fig.subplots(1, 3)
-    models = list(dict.fromkeys(r['model'] for r in rep['results']))
-    aligns = list(dict.fromkeys(r['align'] for r in rep['results']))
-    styles, markers = ['-', '--', ':', '-.'], ['o', 's', '^', 'D']
-    for r in rep['results']:
-        col, k = f"C{models.index(r['model'])}", aligns.index(r['align'])
-        for ax, key, s in zip(axs, ('loss', 'loss_calibrated', 'acc'), (1, 1, 100)):
-            ax.plot(r['lambdas'], [s * v for v in r[key]], styles[k % 4], color=col, marker=markers[k % 4], ms=3.5,
-                    label=_curve_label(r))
-            if r['n_pairs'] > 1:                 # the range over independent pairs
-                ax.fill_between(r['lambdas'], [s * v for v in r[key + '_min']], [s * v for v in r[key + '_max']], color=col, alpha=0.12)
-    for ax, t, y in zip(axs, ('test loss', 'calibrated test loss (LEWC §3.1)', 'test accuracy'), ('loss (nats)', 'loss (nats)', 'accuracy (%)')):
-        ax.set_title(t, fontsize=10); ax.set_xlabel('λ  (0 = model A, 1 = model B)'); ax.set_ylabel(y); ax.grid(alpha=0.3)
-    n = max(r['n_pairs'] for r in rep['results'])
-    fig.legend(*axs[0].get_legend_handles_labels(), loc='lower center', ncol=min(6, len(rep['results'])), fontsize=8, frameon=False)
-    fig.suptitle(f"Linear interpolation between independently trained models — {rep['data']['name']}"
-                 + (f" (mean of {n} pairs; band: range)" if n > 1 else " (one pair)"), fontsize=11)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    return fig
-
-# %% ../nbs/12_report.ipynb #ecdaf942
-def _fmt(r:dict, k:str, s:float=1, d:int=4)->str:
-    "mean, with ± std and the 95 % interval when there are several pairs; n/a when undefined."
-    if r[k] is None: return 'n/a'
-    if r['n_pairs'] == 1: return f"{s * r[k]:.{d}f}"
-    lo, hi = r[k + '_ci95']
-    return f"{s * r[k]:.{d}f} ± {s * r[k + '_std']:.{d}f} [{s * lo:.{d}f}, {s * hi:.{d}f}]"
-
-# %% ../nbs/12_report.ipynb #20ebb681
-def _barrier_table(rep:dict)->list:
-    "The summary table of `report.md`: one row per (model, alignment), each model's test accuracies, the barriers over pairs."
-    accs = {}
-    for m in rep['models']: accs.setdefault(m['model'], []).append(m.get('test_acc', float('nan')))
-    L = ["| model | align | pairs | test acc % (each model) | loss barrier (nats) | acc barrier (pts) | calibrated loss barrier (nats) | midpoint acc drop (pts) |",
-         "|---|---|---|---|---|---|---|---|"]
-    return L + [f"| {r['model']} | {r['align']} | {r['n_pairs']} | {', '.join(f'{100 * a:.1f}' for a in accs[r['model']])} | "
-                f"{_fmt(r, 'loss_barrier')} | {_fmt(r, 'acc_barrier', 100, 2)} | {_fmt(r, 'loss_barrier_calibrated')} | "
-                f"{_fmt(r, 'acc_midpoint', 100, 2)} |" for r in rep['results']]
-
-def _columns_note(lams:int, n:int)->str:
-    "What the summary table's columns mean (n: the largest number of pairs)."
-    return ("Columns: *pairs* — independent pairs of models (no model in two pairs); *loss barrier* — the largest excess of "
-            "the test loss (cross-entropy, nats) on the linear path over the straight line between its ends (LEWC Def. 2.1); "
-            "*acc barrier* — the same for the test error, in percentage points; *calibrated* — after fitting the softmax "
-            f"temperature at every λ on 20 % of the test set, evaluated on the other 80 % (LEWC §3.1); *midpoint acc drop* — how far "
-            f"the accuracy at λ = 1/2 falls below the straight line between the ends, in points (negative: above it; NI Q3's measure). Barriers use a grid of {lams} λ values. "
-            + ("Values are mean ± standard deviation [95 % Student-t interval] over pairs." if n > 1 else
-               "One pair: single values, no spread (use more --seeds for intervals)."))
-
-# %% ../nbs/12_report.ipynb #7429466e
-def _endpoints_lines(rep:dict)->list:
-    "The report's line on its endpoints: each one's accuracy against chance (`12_endpoints`), and whether their batch-norm statistics were re-estimated."
-    e = rep.get('endpoints')
-    if not e: return []
-    lo, hi = e['chance_ci']; rows = e['rows']; bad = [r for r in rows if r['verdict'] != 'ok']
-    s = (f"Endpoints: test accuracy {100 * min(r['test_acc'] for r in rows):.1f}–{100 * max(r['test_acc'] for r in rows):.1f} % against chance "
-         f"{100 * e['chance']:.1f} % [{100 * lo:.1f}, {100 * hi:.1f}] (the majority class of {e['n']} test samples); "
-         + (f"{len(bad)} of {len(rows)} not a result (banner above)." if bad else "every one has learned."))
-    if rep['config'].get('reestimate_bn'): s += " Batch-norm statistics re-estimated on the training set at the endpoints (`--reestimate-bn`)."
-    if rep['config'].get('bn_tol'): s += f" Each λ's batch-norm statistics stop once every channel's mean is known to {rep['config']['bn_tol']:g} of its standard deviation (`--bn-tol`; `05_bn_path`, eq. 2)."
-    return [s, ""]
-
-# %% ../nbs/12_report.ipynb #cab6aa5b
-def report_markdown(rep:dict)->str:
-    "The `report.md` summary of a report."
-    c, res = rep['config'], rep['results']
-    n = max(r['n_pairs'] for r in res)
-    L = ["# LMC report", ""] + [l for b in rep.get('banner', []) for l in (b, "")] + [
-         f"Data: **{rep['data']['name']}** ({rep['data']['n_train']} train / {rep['data']['n_test']} test samples). "
-         f"{c['epochs']} epochs, AdamW lr {c['lr']}, weight decay {c['wd']}, batch {c['bs']}{' (' + rep['schedule'] + ')' if rep.get('schedule') else ''}; seeds {c['seeds']} paired "
-         f"consecutively into {n} independent pair(s). Generated by lmc-nb {rep['lmc_nb_version']} in {rep['seconds']:.0f} s.", "",
-         "Models:", ""] + [f"- **{lab}**: {describe_arch(a) if 'arch' in a else describe_own(a, rep.get('asymmetry', {}).get(lab))}"
-                           for lab, a in rep.get('architectures', {}).items()] + [""]
-    L += _endpoints_lines(rep) + _barrier_table(rep) + ["", _columns_note(c['lams'], n)]
-    un = {r['model']: r['loss_barrier'] for r in res if r['align'] == 'none' and r['loss_barrier'] is not None}
-    if len(un) > 1:
-        lo, hi = min(un, key=un.get), max(un, key=un.get)
-        L += ["", f"Lowest unaligned loss barrier: **{lo}** ({un[lo]:.4f} nats); highest: **{hi}** ({un[hi]:.4f} nats)."]
-    L += ["", "![curves](curves.png)", ""]
-    for d in rep.get('lewc', []): L += lewc_markdown(d, rep.get('architectures', {}).get(d['model']))
-    return '\n'.join(L)

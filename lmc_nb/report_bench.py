@@ -27,22 +27,26 @@ def _command_config(out:str, quick:bool)->ReportConfig:
                         schemes=('dense',) if quick else ('dense', 'wasym'), out=out)
 
 def _gap(c:Curve, ref:Curve)->dict:
-    "How far curve `c` is from the reference: largest |Δ| in loss and accuracy over λ, and Δ of the loss barrier."
-    d = lambda a, b: max(abs(x - y) for x, y in zip(a, b))
-    return dict(max_loss_diff=d(c.loss, ref.loss), max_acc_diff=d(c.acc, ref.acc),
-                loss_barrier_diff=c.barriers()['loss_barrier'] - ref.barriers()['loss_barrier'])
+    "How far curve `c` is from the reference: largest |Δ| in loss and accuracy at the λ both have, Δ of the loss barrier, and whether its argmax is the same λ."
+    at = {l: (v, a) for l, v, a in zip(ref.lambdas, ref.loss, ref.acc)}
+    d = lambda j: max(abs(x - at[l][j]) for l, x in zip(c.lambdas, c.loss if j == 0 else c.acc))
+    b, rb = c.barriers(), ref.barriers()
+    return dict(max_loss_diff=d(0), max_acc_diff=d(1), loss_barrier_diff=b['loss_barrier'] - rb['loss_barrier'],
+                same_argmax=b['loss_argmax'] == rb['loss_argmax'], n_evaluated=len(c.lambdas))
 
 # %% ../nbs/12_report_bench.ipynb #19c5c932
 def _path_lines(label:str, A:nn.Module, B:nn.Module, data:Splits, lams:int, tol:float, repeat:int)->list:
-    "Two lines for one pair: after vs before, and after with the sized statistics set vs before (same process)."
+    "Lines for one pair against the reference (same process): after; after on the refined grid (the report's default for --model); and with the sized statistics set too."
     curve = lambda **kw: lmc_curve(A, B, data.test, lams, bn_data=data.train, calibrate=False, **kw)
     t_b, ref = best_time(lambda: curve(method='naive'), repeat)
-    t_o, ours = best_time(lambda: curve(), repeat)
-    t_s, sized = best_time(lambda: curve(bn_tol=tol), repeat)
-    layout = path_layout(dense_twin(A), data.test.X)[0]
-    common = dict(n_lambdas=lams, stat_samples=len(data.train), eval_samples=len(data.test), layout=layout, baseline='a model per λ, whole set, contiguous')
-    return [report_line(f'report_model_path_{label}', t_o, t_b, **_gap(ours, ref), **common),
-            report_line(f'report_model_path_{label}_sized', t_s, t_b, bn_tol=tol, **_gap(sized, ref), **common)]
+    common = dict(n_lambdas=lams, stat_samples=len(data.train), eval_samples=len(data.test), layout=path_layout(dense_twin(A), data.test.X)[0],
+                  baseline='a model per λ, whole set, contiguous, every λ')
+    k = 3 if (lams - 1) % 6 == 0 else 1                                                 # eq. 4 of `05_interp` where the grid takes it
+    out = []
+    for suffix, kw in (('', {}), ('_refined', dict(refine=k)), ('_refined_sized', dict(refine=k, bn_tol=tol))):
+        t_o, c = best_time(lambda: curve(**kw), repeat)
+        out.append(report_line(f'report_model_path_{label}{suffix}', t_o, t_b, **kw, **_gap(c, ref), **common))
+    return out
 
 # %% ../nbs/12_report_bench.ipynb #5951b07f
 def bench_report_model(repeat:int=1, quick:bool=False, root=None, tol:float=0.02):

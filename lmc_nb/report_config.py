@@ -13,6 +13,7 @@ from .models import NORMS, ACTS
 from .nnutil import is_activation, compute_device
 from .archs import ASYM_ARCHS
 from .pairs import ALIGNERS
+from .interp import _coarse_idx             # the refined grid's rule (eq. 4 of `05_interp`)
 
 # %% auto #0
 __all__ = ['LABEL_PREFIX', 'OWN_ALIGN', 'OWN_STEPS', 'OWN_EPOCHS', 'OWN_BIG', 'model_label', 'ReportData', 'ReportModels',
@@ -66,6 +67,7 @@ class ReportRun:
     "What is measured and where it goes: alignment methods, the λ grid, LEWC's diagnostics, the output folder."
     align:tuple = ('none',)
     lams:int = 25
+    refine:int = None         # eq. 4 of `05_interp`: every k-th λ first, then the grid around each peak; None: 3 for `model`, 1 (every λ) for lmc-nb's architectures
     lewc:bool = True          # add LEWC's layerwise diagnostics of the first pair at λ = 1/2 (unaligned)
     lewc_samples:int = 5000   # test samples they are streamed over
     out:str = 'lmc_report'
@@ -77,12 +79,18 @@ class ReportRun:
 
 
 # %% ../nbs/12_config.ipynb #de67b5dc
+def _grid_takes(L:int, k:int)->bool:
+    "Does a grid of `L` points have a coarse grid of every `k`-th point (eq. 4 of `05_interp`)?"
+    try: _coarse_idx(L, k); return True
+    except ValueError: return False
+
 @dataclass
 class ReportConfig(ReportRun, ReportModels, ReportData):
     "Everything `lmc report` needs; the defaults are the embedded ≤ 5-minute run (NI §5 Q1 on the Gaussian mixture)."
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
         if not self.model: self.epochs, self.lr = self.epochs or 10, self.lr or 1e-3   # yours: `own_schedule`, once the data is known
+        if self.refine is None: self.refine = 3 if self.model and self.lams >= 13 and _grid_takes(self.lams, 3) else 1   # yours: eq. 4 where the grid allows it
         if self.device == 'auto': self.device = str(compute_device('auto'))   # as `lmc report --device auto`
         _check_report(self)
 
@@ -121,6 +129,7 @@ def _check_report(c:ReportConfig):
     if len(c.seeds) < 2 or len(c.seeds) % 2: raise ValueError(f"seeds: need an even number (>= 2) of seeds to pair, got {list(c.seeds)}")
     if len(set(c.seeds)) != len(c.seeds): raise ValueError(f"seeds: repeated seeds in {list(c.seeds)}")
     if c.lams < 3: raise ValueError("lams: need at least 3 points on the path")
+    _coarse_idx(c.lams, c.refine)                        # the coarse grid reaches λ = 1/2 and 1, or the refusal says which k would
     for key in ('width', 'depth', 'epochs', 'bs', 'lr', 'gmm_k', 'gmm_n', 'lewc_samples', 'bn_tol'):
         if getattr(c, key) is not None and not getattr(c, key) > 0: raise ValueError(f"{key}: must be positive, got {getattr(c, key)!r}")
     for key in ('sigma_f', 'wd', 'lr'):                  # a scale, a decay and a step: finite, and never negative
