@@ -101,6 +101,7 @@ def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
     every, seeds = [m for ms in fresh.values() for m in ms], [s for _, _, todo in jobs for s in todo]
     vec = len(every) > 1 and not has_batchnorm(every[0]) and not data.meta.get('augment') and not _own(jobs[0][1])   # yours: one by one
     t0 = time.perf_counter()
+    bar = tqdm(total=len(every), desc='report: training', unit='model', disable=not progress or vec)   # each model's own bar below it
     if vec:                                                                           # resumable: the group's checkpoint is keyed by all it depends on
         _train_group(cfg, data, jobs, every, seeds, out, progress)
     for label, mcfg, todo in jobs:
@@ -112,11 +113,11 @@ def _train_fresh(cfg:ReportConfig, data:Splits, jobs:list, progress:bool)->dict:
                 train(m, data, _train_cfg(cfg, data, s), ckpt=ck, progress=progress)
             save_model(m, out / f'{label}-s{s}', meta=dict(train=asdict(_train_cfg(cfg, data, s)), data=data_key(cfg), done=False,
                                                           seconds=(time.perf_counter() - t0) / max(1, len(every))))
-            shutil.rmtree(ck, ignore_errors=True)                                     # per-epoch state no longer needed
+            shutil.rmtree(ck, ignore_errors=True); bar.update()                       # per-epoch state no longer needed
     for label, _, todo in jobs:
         for s in todo: _mark_done(out / f'{label}-s{s}')                              # together, last: a kill before redoes the group from its checkpoint
     for q in out.glob('*group-*.ckpt*'): shutil.rmtree(q, ignore_errors=True)
-    return fresh
+    bar.close(); return fresh
 
 # %% ../nbs/12_report.ipynb #87e8166d
 def get_models(cfg:ReportConfig, data:Splits, progress:bool=True)->dict:
@@ -225,6 +226,13 @@ def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool
     bar.close()
 
 # %% ../nbs/12_report.ipynb #1369e195
+def _checked(ends:dict, cfg:ReportConfig, schedule:str)->list:
+    "`check_endpoints`: its refusal, or its banner, also saying that a schedule chosen for --model (`own_schedule`) proved too short."
+    short = f"The schedule chosen for --model ({schedule.removeprefix('chosen for --model: ')}) was too short for these endpoints: pass --epochs (and --lr)"
+    try: banner = check_endpoints(ends, cfg.allow_untrained)
+    except ValueError as e: raise ValueError(f"{e}. {short}" if schedule else str(e)) from None
+    return banner + ([f"**{short}.**"] if banner and schedule else [])
+
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
     cfg = cfg or ReportConfig()
@@ -234,11 +242,11 @@ def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
                                    **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {})), cfg.channels).to(cfg.device)
     if cfg.model: check_takes(build_model(cfg.model, cfg.model_kwargs), data)    # your model on this data, refused in one line before training
     cfg, schedule = with_schedule(cfg, len(data.train))
-    models = get_models(cfg, data, progress)
+    tm = time.perf_counter(); models = get_models(cfg, data, progress); tm = time.perf_counter() - tm   # training (or loading), said apart
     if cfg.reestimate_bn: _reestimate_all(models, data)
-    ends = endpoint_rows(models, data, tol=cfg.bn_tol); banner = check_endpoints(ends, cfg.allow_untrained)   # before any barrier: refused, or said
+    ends = endpoint_rows(models, data, tol=cfg.bn_tol); banner = _checked(ends, cfg, schedule)   # before any barrier: refused, or said
     out = Path(cfg.out); out.mkdir(parents=True, exist_ok=True)
-    rep = dict(_report_header(cfg, data, models), endpoints=ends, banner=banner, schedule=schedule)
+    rep = dict(_report_header(cfg, data, models), endpoints=ends, banner=banner, schedule=schedule, seconds_train=tm)
     _measure(rep, models, cfg, data, progress)
     rep['seconds'] = time.perf_counter() - t0
     _write_report(out, rep)
