@@ -80,6 +80,7 @@ def _model_args(g, d:dict):
     g.add_argument('--act', default=d['act'], help=f"{' | '.join(ACTS)}; a parameter after a colon, e.g. leaky_relu:0.5 (default: the architecture's: mlp gelu, others relu)")
     for k, kind, h in (('epochs', int, 'training epochs per model (default: 10; with --model: chosen by its size and the data, see the report)'), ('bs', int, 'mini-batch size'), ('lr', float, 'AdamW learning rate (default: 1e-3; with --model: 3e-4 above 20 M parameters)')):
         g.add_argument(f'--{k}', type=_positive(kind), default=d[k], help=h)
+    g.add_argument('--lr-schedule', choices=('constant', 'cosine'), default=d['lr_schedule'], help='the learning rate over training (default: constant; with --model: cosine, decayed to 0)')
     g.add_argument('--wd', type=float, default=d['wd'], help='AdamW weight decay')
     g.add_argument('--seeds', default=_join(d['seeds']), help='comma-separated seeds, paired consecutively into independent pairs')
     g.add_argument('--device', default=d['device'], help='cpu | cuda | auto')
@@ -198,7 +199,7 @@ def _report(a)->int:
     width = a.width if a.width is not None else (64 if a.arch in ('mlp', 'vit') else 1)
     align = _list(a.align) if a.align is not None else (OWN_ALIGN if a.model else ReportConfig.align)
     cfg = ReportConfig(data=a.data, arch=a.arch, schemes=_list(a.scheme), sigma_f=a.sigma_f, width=width, depth=a.depth,
-                       norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
+                       norm=a.norm, act=a.act, epochs=a.epochs, bs=a.bs, lr=a.lr, lr_schedule=a.lr_schedule, wd=a.wd, seeds=[int(s) for s in _list(a.seeds)],
                        align=align, lams=a.lams, model=a.model, model_kwargs=a.model_kwargs, channels=a.channels, gmm_k=a.k, gmm_n=a.n, root=a.root, download=a.download, limit=a.limit,
                        device=a.device, out=a.out, from_dir=a.from_dir, lewc=a.lewc, force=a.force,
                        allow_untrained=a.allow_untrained, reestimate_bn=a.reestimate_bn, bn_tol=a.bn_tol, refine=a.refine)

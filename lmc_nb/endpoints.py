@@ -95,7 +95,9 @@ def check_endpoints(ends:dict, # `endpoint_rows`'s result
                                     "Train longer (--epochs), try another learning rate (--lr), or check that the model fits the input size")
     if bad['stale batch norm']: say.append(f"stale batch-norm statistics: {'; '.join(map(_said, bad['stale batch norm']))}; {ch}: with their stored running "
                                            "statistics they do significantly worse than with statistics re-estimated as the path does (eq. 2; a small "
-                                           "batch-norm momentum after few steps leaves mostly the initial values). "
-                                           "Pass --reestimate-bn to re-estimate them on the training set at the endpoints, or train longer")
+                                           "batch-norm momentum keeps the statistics of early training long after it; a learning rate still large at the last "
+                                           "steps, those of weights since moved). "
+                                           "Pass --reestimate-bn to re-estimate them on the training set at the endpoints, or train longer (--epochs) or with a "
+                                           "decaying rate (--lr-schedule cosine)")
     if not allow: raise ValueError(". ".join(say) + ". Or pass --allow-untrained to report them under a banner")
     return [f"**Not a result: {s}.**" for s in say]

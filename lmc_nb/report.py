@@ -5,7 +5,7 @@
 # %% ../nbs/12_report.ipynb #e6c5efba
 from __future__ import annotations
 import hashlib, io, json, platform, shutil, time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 import torch
 import lmc_nb
@@ -45,7 +45,7 @@ def data_key(cfg:ReportConfig)->dict:
                 **(dict(k=cfg.gmm_k, n=cfg.gmm_n) if cfg.data == 'gmm' else {}), **(dict(channels=cfg.channels) if cfg.channels else {}))
 
 def _train_cfg(cfg:ReportConfig, data:Splits, seed:int)->TrainConfig:
-    return run_train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data)
+    return replace(run_train_config(dict(epochs=cfg.epochs, bs=cfg.bs, lr=cfg.lr, wd=cfg.wd, seed=seed), data), schedule=cfg.lr_schedule)
 
 def _matches(path:Path, mcfg:dict, tcfg:TrainConfig, dkey:dict)->bool:
     "Is there a finished model at `path` trained with exactly these model, training and data settings?"
@@ -228,10 +228,11 @@ def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool
 # %% ../nbs/12_report.ipynb #1369e195
 def _checked(ends:dict, cfg:ReportConfig, schedule:str)->list:
     "`check_endpoints`: its refusal, or its banner, also saying that a schedule chosen for --model (`own_schedule`) proved too short."
+    mine = schedule.startswith('chosen for --model')                                  # the epochs were chosen here, not by you
     short = f"The schedule chosen for --model ({schedule.removeprefix('chosen for --model: ')}) was too short for these endpoints: pass --epochs (and --lr)"
     try: banner = check_endpoints(ends, cfg.allow_untrained)
-    except ValueError as e: raise ValueError(f"{e}. {short}" if schedule else str(e)) from None
-    return banner + ([f"**{short}.**"] if banner and schedule else [])
+    except ValueError as e: raise ValueError(f"{e}. {short}" if mine else str(e)) from None
+    return banner + ([f"**{short}.**"] if banner and mine else [])
 
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."

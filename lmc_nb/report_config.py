@@ -57,6 +57,7 @@ class ReportModels:
     epochs:int = None         # None: 10 for lmc-nb's architectures; for `model`, `own_schedule`'s
     bs:int = 256
     lr:float = None           # AdamW; None: 1e-3 for lmc-nb's architectures; for `model`, `own_schedule`'s
+    lr_schedule:str = None    # 'constant' | 'cosine' (decay to 0); None: constant for lmc-nb's architectures, cosine for `model`
     wd:float = 1e-2
     seeds:tuple = (0, 1, 2, 3, 4, 5)   # paired consecutively: three independent pairs
     device:str = 'cpu'
@@ -90,6 +91,7 @@ class ReportConfig(ReportRun, ReportModels, ReportData):
     def __post_init__(self):
         self.schemes, self.seeds, self.align = tuple(self.schemes), tuple(int(s) for s in self.seeds), tuple(self.align)
         if not self.model: self.epochs, self.lr = self.epochs or 10, self.lr or 1e-3   # yours: `own_schedule`, once the data is known
+        self.lr_schedule = self.lr_schedule or ('cosine' if self.model else 'constant')   # yours: statistics that keep up with the last steps
         if self.refine is None: self.refine = 3 if self.model and self.lams >= 13 and _grid_takes(self.lams, 3) else 1   # yours: eq. 4 where the grid allows it
         if self.device == 'auto': self.device = str(compute_device('auto'))   # as `lmc report --device auto`
         _check_report(self)
@@ -119,7 +121,7 @@ def _check_report(c:ReportConfig):
     "Refuse a report configuration that names something unknown or asks for an impossible size."
     if 'sigma' in c.schemes and not c.model: raise ValueError("scheme 'sigma' (σ-asymmetric activations) is for --model; lmc-nb's own architectures take --act sigma-asym")
     for key, val, ok in (('data', [c.data], DATASETS), ('arch', [c.arch], ASYM_ARCHS), ('scheme', c.schemes, SCHEMES + (('sigma',) if c.model else ())), ('align', c.align, ALIGNERS),
-                         ('norm', [c.norm] if c.norm is not None else [], NORMS)):
+                         ('norm', [c.norm] if c.norm is not None else [], NORMS), ('lr_schedule', [c.lr_schedule], ('constant', 'cosine'))):
         bad = [v for v in val if v not in ok]
         if bad: raise ValueError(f"unknown {key} {bad[0]!r}; choose one of {list(ok)}")
     if c.act is not None and not is_activation(c.act): raise ValueError(f"unknown act {c.act!r}; choose one of {list(ACTS)}, optionally 'name:value' ('leaky_relu:0.5')")
@@ -142,7 +144,7 @@ def _check_report(c:ReportConfig):
 # %% ../nbs/12_config.ipynb #563e3e89
 OWN_STEPS, OWN_EPOCHS, OWN_BIG = 100, (2, 30), 20e6   # a --model schedule: least steps, epoch bounds, parameters above which lr is 3e-4
 
-def own_schedule(model:torch.nn.Module, n_train:int, bs:int)->tuple: # (epochs, lr, the reason in one line)
+def own_schedule(model:torch.nn.Module, n_train:int, bs:int)->tuple: # (epochs, lr, the reason for the epochs, the reason for lr)
     "Epochs and AdamW learning rate for a model of your own: enough steps for it and its batch norms (eq. above), the rate by its size."
     moms = [m.momentum for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.momentum]
     steps = max([OWN_STEPS] + [math.ceil(math.log(0.05) / math.log(1 - m)) for m in moms if m < 1])
@@ -150,14 +152,15 @@ def own_schedule(model:torch.nn.Module, n_train:int, bs:int)->tuple: # (epochs, 
     epochs = min(OWN_EPOCHS[1], max(OWN_EPOCHS[0], math.ceil(steps / per)))
     n = sum(p.numel() for p in model.parameters())
     lr = 1e-3 if n <= OWN_BIG else 3e-4
-    bn = f"; batch-norm momentum {min(moms):g} needs {steps}" if moms and steps > OWN_STEPS else ''
-    return epochs, lr, (f"{epochs} epochs = {epochs * per} steps of batch {bs} on {n_train} samples (at least {OWN_STEPS} steps{bn}; "
-                        f"{OWN_EPOCHS[0]}–{OWN_EPOCHS[1]} epochs), lr {lr:g} for {n / 1e6:.1f} M parameters (3e-4 above {OWN_BIG / 1e6:.0f} M)")
+    bn = f"; batch-norm momentum {min(moms):g} needs {steps}, and may leave its statistics stale: --reestimate-bn" if moms and steps > OWN_STEPS else ''
+    return (epochs, lr, f"{epochs} epochs = {epochs * per} steps of batch {bs} on {n_train} samples (at least {OWN_STEPS} steps{bn}; "
+                        f"{OWN_EPOCHS[0]}–{OWN_EPOCHS[1]} epochs)", f"lr {lr:g} for {n / 1e6:.1f} M parameters (3e-4 above {OWN_BIG / 1e6:.0f} M)")
 
 # %% ../nbs/12_config.ipynb #c71ee97a
 def with_schedule(c:ReportConfig, n_train:int)->tuple: # (the config with epochs and lr filled in, the reason or '')
     "`c` with `own_schedule`'s epochs and lr where a model of your own leaves them unset; the user's own values kept."
     if c.epochs is not None and c.lr is not None: return c, ''
     from lmc_nb.align import build_model
-    epochs, lr, why = own_schedule(build_model(c.model, c.model_kwargs), n_train, c.bs)
-    return replace(c, epochs=c.epochs or epochs, lr=c.lr or lr), f"chosen for --model: {why}"
+    epochs, lr, why_e, why_lr = own_schedule(build_model(c.model, c.model_kwargs), n_train, c.bs)
+    if c.epochs is None: return replace(c, epochs=epochs, lr=c.lr or lr), f"chosen for --model: {why_e}, {why_lr if c.lr is None else f'your lr {c.lr:g}'}"
+    return replace(c, lr=lr), f"lr chosen for --model: {why_lr}; your {c.epochs} epochs"
