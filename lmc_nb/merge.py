@@ -4,7 +4,7 @@
 
 # %% ../nbs/06b_merge.ipynb #b2269de4
 from __future__ import annotations
-import os
+import os, warnings
 import torch
 from torch import nn, Tensor
 from tqdm.auto import tqdm
@@ -20,7 +20,7 @@ from .act_match import align_activations
 
 # %% auto #0
 __all__ = ['merged_model', 'repair_points', 'unit_moments', 'repair', 'repair_one_pass', 'repair_curve', 'merge_models',
-           'merge_many']
+           'merge_many_aligned', 'merge_many']
 
 # %% ../nbs/06b_merge.ipynb #2caa1206
 def merged_model(A:nn.Module, B:nn.Module, lam:float=0.5)->nn.Module:
@@ -166,19 +166,30 @@ def merge_models(models:list, # models of one architecture
     return out
 
 # %% ../nbs/06b_merge.ipynb #083cc5c7
-def merge_many(models:list, max_iter:int=20, seed:int=0, data:Data=None)->nn.Module:
-    "MergeMany (Ainsworth et al. 2023): align each model to the mean of the others, repeatedly, then average."
+def _sum_norm(spec:PermSpec, sds:list)->float:
+    "‖Σ_i θ_i‖² over the spec's scored tensors: what every MergeMany step raises (all pairs' matching objective, up to a constant: `06b_universe`, eq. 3)."
+    names = {e.tensor for es in spec.scored().groups.values() for e in es}
+    return sum(float(torch.stack([sd[n].double() for sd in sds]).sum(0).square().sum()) for n in names)
+
+def merge_many_aligned(models:list, max_iter:int=20, seed:int=0, spec:PermSpec=None)->list:
+    "MergeMany's alignment (Ainsworth et al. 2023): each model aligned in random order to the mean of the others, round after round, until a round no longer raises ‖Σ θ_i‖²; the best round's state dicts."
     if len(models) < 2: raise ValueError("merge_many: need at least two models")
-    spec = PermSpec.of(models[0])
+    spec = spec or PermSpec.of(models[0])
     sds = [effective_state_dict(m) for m in models]
-    gen = torch.Generator().manual_seed(seed)
+    if max_iter == 0: return sds                                               # no alignment: the plain average's
+    gen, best = torch.Generator().manual_seed(seed), (-float('inf'), None)
     for _ in range(max_iter):
-        changed = False
         for i in torch.randperm(len(sds), generator=gen).tolist():
-            perms, _ = weight_matching(spec, _mean_sd([sd for j, sd in enumerate(sds) if j != i]), sds[i])
-            if any(not torch.equal(p, torch.arange(len(p))) for p in perms.values()):
-                sds[i], changed = apply_perm(spec, sds[i], perms), True
-        if not changed: break
-    out = twin_with(models[0], _mean_sd(sds))
+            perms, _ = weight_matching(spec, _mean_sd([sd for j, sd in enumerate(sds) if j != i]), sds[i])   # from a greedy start each time, as before
+            sds[i] = apply_perm(spec, sds[i], perms)
+        obj = _sum_norm(spec, sds)
+        if obj <= best[0] * (1 + 1e-12): return best[1]                          # settled: this round gained nothing
+        best = (obj, list(sds))
+    warnings.warn(f"merge_many: still improving after max_iter={max_iter} rounds; raise `max_iter`", RuntimeWarning, stacklevel=2)
+    return best[1]
+
+def merge_many(models:list, max_iter:int=20, seed:int=0, data:Data=None, spec:PermSpec=None)->nn.Module:
+    "MergeMany (Ainsworth et al. 2023): align each model to the mean of the others, repeatedly, then average."
+    out = twin_with(models[0], _mean_sd(merge_many_aligned(models, max_iter, seed, spec)))
     if has_batchnorm(out) and data is not None: reset_bn(out, data)
     return out
