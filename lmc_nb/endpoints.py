@@ -97,7 +97,7 @@ def check_endpoints(ends:dict, # `endpoint_rows`'s result
                                            "statistics they do significantly worse than with statistics re-estimated as the path does (eq. 2; a small "
                                            "batch-norm momentum keeps the statistics of early training long after it; a learning rate still large at the last "
                                            "steps, those of weights since moved). "
-                                           "Pass --reestimate-bn to re-estimate them on the training set at the endpoints, or train longer (--epochs) or with a "
-                                           "decaying rate (--lr-schedule cosine)")
+                                           "Pass --reestimate-bn to re-estimate them on the training set at the endpoints, or train longer (--epochs) with a rate "
+                                           "that decays to 0 (--lr-schedule cosine, --model's default)")
     if not allow: raise ValueError(". ".join(say) + ". Or pass --allow-untrained to report them under a banner")
     return [f"**Not a result: {s}.**" for s in say]

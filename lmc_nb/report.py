@@ -13,7 +13,7 @@ from .data import load_data, Splits
 from .train import TrainConfig, init_model, train, evaluate, resumable
 from .many import train_many
 from .checkpoint import save_model, load_model, write_atomic, resolve_checkpoint
-from .interp import lmc_curve, coarse_values
+from .interp import lmc_curve, coarse_values, path_outputs
 from .nnutil import has_batchnorm, mean_ci
 from .layout import machine_info
 from .asym import dense_twin
@@ -199,6 +199,15 @@ def _reestimate_all(models:dict, data:Splits):
         for _, m in ms:
             if has_batchnorm(m): reestimate_bn(m, data.train)
 
+# %% ../nbs/12_report.ipynb #4ccd1f62
+def _lambda_cost(models:dict, data:Splits, cfg:ReportConfig)->str:
+    "The line said before any path: one λ (1/2) of the first pair's path, timed as the paths compute it, and how many λ a path takes."
+    (_, A), (_, B) = next(iter(models.values()))[:2]
+    t = time.perf_counter(); path_outputs(A, B, data.test.X, torch.tensor([0.5]), bn_data=data.train[:10_000], bn_tol=cfg.bn_tol)
+    t = time.perf_counter() - t
+    return (f"report: one λ of the path costs {t:.2f} s (measured on the first pair); each alignment of each scheme is a path of up to {cfg.lams} λ"
+            + (f" (about half of them with --refine {cfg.refine})" if cfg.refine > 1 else ''))
+
 # %% ../nbs/12_report.ipynb #5985f0c2
 def _plan(models:dict, cfg:ReportConfig)->dict:
     "label → (its alignment methods, whether LEWC's diagnostics run): σ gates are compared unaligned only (aligned, B's gates would be permuted: another architecture); LEWC reads the library's layer order."
@@ -213,6 +222,7 @@ def _first_cost(res:dict, seconds:float, left:int)->str:
 def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool):
     "Into `rep`: every model's test accuracy, each alignment's path and LEWC's diagnostics — one step of a progress bar each, with the time left; the first path's cost said at once."
     plan = _plan(models, cfg)
+    if progress: tqdm.write(_lambda_cost(models, data, cfg))                          # before any path: what one λ costs
     bar = tqdm(total=sum(len(a) + l for a, l in plan.values()), desc='report: paths', unit='step', disable=not progress)
     for label, ms in models.items():
         for s, m in ms: rep['models'].append(dict(model=label, seed=s, **{f'test_{k}': v for k, v in evaluate(m, data.test).items()}))
