@@ -46,6 +46,7 @@ def accuracy(model:nn.Module, data:Data, bs:int=500, batch_stats:bool=False)->fl
     "Accuracy of `model` on `data` (`correct`'s mean)."
     return correct(model, data, bs, batch_stats).double().mean().item()
 
+# %% ../nbs/12_endpoints.ipynb #0e5d8f87
 def reestimate_bn(model:nn.Module, data:Data, stat_samples:int=10_000,
                   tol:float=None, # the path's `bn_tol` (`bn_path.estimate_bn`'s eq. 2; None: all `stat_samples`)
                  )->nn.Module:

@@ -165,6 +165,15 @@ def _naive_outputs(skel, sa, sb, lams, X, bs, bn_data=None):
         outs.append(torch.cat([m(xb) for xb in batches(X, bs)]))
     return torch.stack(outs)
 
+# %% ../nbs/05_interp.ipynb #f39c4cf3
+def _checked_grid(lams, method:str)->Tensor:
+    "`path_outputs`'s λ grid as a float tensor, refused in one line unless 1-d, non-empty and in [0, 1]; its method refused unless known."
+    lams = torch.as_tensor(lams, dtype=torch.float32)
+    if lams.ndim != 1 or len(lams) == 0: raise ValueError("path_outputs: pass a 1-d grid of λ values")
+    if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"path_outputs: λ must be numbers in [0, 1], got {lams.tolist()}")
+    if method not in ('auto', 'batched', 'naive'): raise ValueError(f"path_outputs: method must be 'auto', 'batched' or 'naive', got {method!r}")
+    return lams
+
 # %% ../nbs/05_interp.ipynb #427754c4
 @torch.no_grad()
 def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
@@ -177,11 +186,7 @@ def path_outputs(A:nn.Module, B:nn.Module, # two models of one architecture
                  bn_tol:float=None, # batch-norm models: stop the statistics set by `bn_path.estimate_bn`'s eq. 2 (None: all of `bn_data`)
                 )->Tensor: # (L, n, ...) outputs of the interpolated models
     "Outputs of the models $\\theta(\\lambda) = (1-\\lambda)\\theta_A + \\lambda\\theta_B$ for every λ, in one batched pass where possible."
-    check_compatible(A, B)
-    lams = torch.as_tensor(lams, dtype=torch.float32)
-    if lams.ndim != 1 or len(lams) == 0: raise ValueError("path_outputs: pass a 1-d grid of λ values")
-    if not ((lams >= 0) & (lams <= 1)).all(): raise ValueError(f"path_outputs: λ must be numbers in [0, 1], got {lams.tolist()}")
-    if method not in ('auto', 'batched', 'naive'): raise ValueError(f"path_outputs: method must be 'auto', 'batched' or 'naive', got {method!r}")
+    check_compatible(A, B); lams = _checked_grid(lams, method)
     home, dev = X.device, compute_device(device) or module_device(A)
     skel = dense_twin(A).eval().to(dev)
     sa, sb = ({k: v.to(dev) for k, v in effective_state_dict(M).items()} for M in (A, B))

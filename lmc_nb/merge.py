@@ -171,6 +171,7 @@ def _sum_norm(spec:PermSpec, sds:list)->float:
     names = {e.tensor for es in spec.scored().groups.values() for e in es}
     return sum(float(torch.stack([sd[n].double() for sd in sds]).sum(0).square().sum()) for n in names)
 
+# %% ../nbs/06b_merge.ipynb #da56d135
 def merge_many_aligned(models:list, max_iter:int=20, seed:int=0, spec:PermSpec=None)->list:
     "MergeMany's alignment (Ainsworth et al. 2023): each model aligned in random order to the mean of the others, round after round, until a round no longer raises ‖Σ θ_i‖²; the best round's state dicts."
     if len(models) < 2: raise ValueError("merge_many: need at least two models")
@@ -188,6 +189,7 @@ def merge_many_aligned(models:list, max_iter:int=20, seed:int=0, spec:PermSpec=N
     warnings.warn(f"merge_many: still improving after max_iter={max_iter} rounds; raise `max_iter`", RuntimeWarning, stacklevel=2)
     return best[1]
 
+# %% ../nbs/06b_merge.ipynb #f5d584d4
 def merge_many(models:list, max_iter:int=20, seed:int=0, data:Data=None, spec:PermSpec=None)->nn.Module:
     "MergeMany (Ainsworth et al. 2023): align each model to the mean of the others, repeatedly, then average."
     out = twin_with(models[0], _mean_sd(merge_many_aligned(models, max_iter, seed, spec)))

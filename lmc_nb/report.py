@@ -219,6 +219,7 @@ def _first_cost(res:dict, seconds:float, left:int)->str:
     n = sum(len(p['curve']['lambdas']) for p in res['pairs'])
     return f"report: the first path took {seconds:.0f} s ({seconds / n:.2f} s per λ, {n} λ over {res['n_pairs']} pair(s)); {left} more steps to go"
 
+# %% ../nbs/12_report.ipynb #d816a24d
 def _measure(rep:dict, models:dict, cfg:ReportConfig, data:Splits, progress:bool):
     "Into `rep`: every model's test accuracy, each alignment's path and LEWC's diagnostics — one step of a progress bar each, with the time left; the first path's cost said at once."
     plan = _plan(models, cfg)
@@ -244,6 +245,7 @@ def _checked(ends:dict, cfg:ReportConfig, schedule:str)->list:
     except ValueError as e: raise ValueError(f"{e}. {short}" if mine else str(e)) from None
     return banner + ([f"**{short}.**"] if banner and mine else [])
 
+# %% ../nbs/12_report.ipynb #1ab91629
 def run_report(cfg:ReportConfig=None, progress:bool=True)->dict:
     "Train or load the models of `cfg`, evaluate every pair and alignment method, and write the report folder."
     cfg = cfg or ReportConfig()
