@@ -25,7 +25,7 @@ requirements = shlex.split(cfg.get('requirements', ''))
 if cfg.get('pip_requirements'): requirements += shlex.split(cfg.get('pip_requirements', ''))
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
-extras = {k: shlex.split(cfg.get(f'{k}_requirements', '')) for k in ('dev', 'ray', 'vision', 'hf', 'timm', 'widgets', 'peers', 'fast')}
+extras = {k: shlex.split(cfg.get(f'{k}_requirements', '')) for k in ('dev', 'ray', 'vision', 'hf', 'timm', 'widgets', 'peers', 'fast', 'ot')}
 
 setuptools.setup(
     name=cfg['lib_name'],

@@ -14,9 +14,14 @@ from .weights import Weights, check_compatible
 from .match import _pair_max, weight_matching
 
 # %% auto #0
-__all__ = ['activation_matching', 'align_activations', 'matching_objectives']
+__all__ = ['view_sum', 'activation_matching', 'align_activations', 'matching_objectives']
 
 # %% ../nbs/06aa_act_match.ipynb #48975497
+def view_sum(C:Tensor, v:tuple, sub:int)->Tensor:
+    "(n, n) scores of the units of level `sub` of view `v` from the correlations C of its flattened units: summed over the other levels' matching units."
+    pre, n, post = math.prod(v[:sub]), v[sub], math.prod(v[sub + 1:])
+    return C.reshape(pre, n, post, pre, n, post).diagonal(dim1=0, dim2=3).diagonal(dim1=1, dim2=3).sum((-2, -1))
+
 def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:int=None, full:dict=None)->dict:
     "group → (m, m) score matrix: correlations of A's units with B's (heads: summed over matching dimensions); `full` collects the unreduced ones of viewed groups."
     if not hasattr(A, 'feature_spec'): raise ValueError(f"{type(A).__name__} declares no feature_spec(); activation matching needs one")
@@ -28,9 +33,8 @@ def _group_scores(A:nn.Module, B:nn.Module, data:Data, bs:int=512, max_samples:i
         if len(views) != 1: raise ValueError(f"feature spec: group {g!r} mixes views {views}")
         v, sub = views.pop()
         if v is not None:   # the group permutes one factor of a view (heads of heads × dims): sum the correlations over the other factors' matching units
-            pre, n, post = math.prod(v[:sub]), v[sub], math.prod(v[sub + 1:])
             if full is not None: full[g] = (C, v, sub, tuple(sorted((p[0], p[1], p[3] if len(p) > 3 else None) for p in fspec[g])))
-            C = C.view(pre, n, post, pre, n, post).diagonal(dim1=0, dim2=3).diagonal(dim1=1, dim2=3).sum((-2, -1))
+            C = view_sum(C, v, sub)
         out[g] = C
     return out
 

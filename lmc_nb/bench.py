@@ -23,6 +23,7 @@ from .timing import best_time, report_line                     # how we time: `1
 from .bench_match import in_capped_child, match_peak, bench_match   # weight matching: `12_bench_match`
 from .bench_pairs import trained_tv_pair
 from .report_bench import bench_report_model           # `lmc report --model`'s path before and after: `12_report_bench`
+from .merge_cmd import bench_merge                         # each merging method against weight matching: `12_merge`
 
 # %% auto #0
 __all__ = ['BENCHES', 'bench_interp', 'bench_train', 'bench_sweep', 'bench_ts', 'bench_costs', 'bench_memory', 'bench_repair',
@@ -288,7 +289,7 @@ def bench_report(repeat:int=1, quick:bool=False, target:float=15.)->list:
                         epochs=cfg.epochs, samples=cfg.gmm_n, target_s=target, within_target=bool(max(native, avx2) <= target))]
 
 # %% ../nbs/12a_bench.ipynb #c026a595
-BENCHES = {'interp': bench_interp, 'train': bench_train, 'report': bench_report, 'match': bench_match, 'repair': bench_repair, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory, 'report-model': bench_report_model}
+BENCHES = {'interp': bench_interp, 'train': bench_train, 'report': bench_report, 'match': bench_match, 'repair': bench_repair, 'sweep': bench_sweep, 'ts': bench_ts, 'costs': bench_costs, 'memory': bench_memory, 'report-model': bench_report_model, 'merge': bench_merge}
 
 def run_benches(names=('interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'), quick:bool=False, print_lines:bool=True)->list:
     "Run the named benchmarks, printing one JSON line per result."

@@ -130,17 +130,21 @@ def _json_dict(s:str)->dict:
     return v
 
 # %% ../nbs/12b_cli.ipynb #92d389fa
+def _checkpoint_data_args(a):
+    "The data arguments `lmc align` and `lmc merge` share."
+    a.add_argument('--data', default='fashion-mnist', help='fashion-mnist | mnist | cifar10: the test split is evaluated, the training split feeds statistics')
+    a.add_argument('--root', default=None, help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
+    a.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
+    a.add_argument('--limit', type=_positive(int), default=None, help='use only the first N pooled samples (default: all)')
+    a.add_argument('--channels', type=_positive(int), default=None, help='repeat grey images to this many channels (e.g. 3 for an unmodified torchvision model)')
+
 def _align_args(a):
     "`lmc align`'s arguments."
     a.add_argument('a', help='checkpoint A: a safetensors state dict (or a folder with model.safetensors)')
     a.add_argument('b', help='checkpoint B, aligned onto A')
     a.add_argument('--model', required=True, help="the architecture: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
     a.add_argument('--model-kwargs', type=_json_dict, default={}, help='keyword arguments of the factory, as JSON (e.g. \'{"num_classes": 10}\')')
-    a.add_argument('--data', default='fashion-mnist', help='fashion-mnist | mnist | cifar10: the test split is evaluated, the training split feeds statistics')
-    a.add_argument('--root', default=None, help='image data root (default: $LMC_DATA or ~/.cache/lmc_nb)')
-    a.add_argument('--download', action='store_true', help='let torchvision download missing image data (needs a network)')
-    a.add_argument('--limit', type=_positive(int), default=None, help='use only the first N pooled samples (default: all)')
-    a.add_argument('--channels', type=_positive(int), default=None, help='repeat grey images to this many channels (e.g. 3 for an unmodified torchvision model)')
+    _checkpoint_data_args(a)
     a.add_argument('--method', default='weight', help='comma-separated: weight, activation')
     a.add_argument('--repair', action='store_true', help="add REPAIR along the first method's aligned path")
     a.add_argument('--lams', type=_positive(int), default=25, help='points on the path (at least 3)')
@@ -151,6 +155,20 @@ def _align_args(a):
     a.add_argument('--quiet', action='store_true', help='no progress bars')
 
 # %% ../nbs/12b_cli.ipynb #694d042d
+def _merge_args(m):
+    "`lmc merge`'s arguments."
+    m.add_argument('checkpoints', nargs='+', help='two or more checkpoints: safetensors state dicts (or folders with model.safetensors)')
+    m.add_argument('--model', required=True, help="the architecture: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
+    m.add_argument('--model-kwargs', type=_json_dict, default={}, help='keyword arguments of the factory, as JSON')
+    m.add_argument('--method', default='weight', choices=('weight', 'activation', 'zip', 'ot', 'c2m3'), help='how to merge (zip: two checkpoints)')
+    m.add_argument('--alpha', type=float, default=0.5, help="zip: a merged unit's similarity discount on reuse (0: no reuse)")
+    m.add_argument('--beta', type=float, default=1.0, help='zip: within-model merges allowed, as a fraction of n/2 per model (0: none)')
+    m.add_argument('--stop-at', default=None, help='zip: zip the groups up to this one and keep one head per model')
+    _checkpoint_data_args(m)
+    m.add_argument('--stat-samples', type=_positive(int), default=5000, help='training samples for features and batch-norm statistics')
+    m.add_argument('--out', default='lmc_merge', help='output folder; refused if it already holds a merge, unless --force')
+    m.add_argument('--force', action='store_true', help='replace the merge in --out')
+
 def _pairs_args(q):
     "`lmc pairs`' arguments."
     q.add_argument('zoo', help='zoo folder (made by lmc sweep)')
@@ -179,14 +197,15 @@ def _parser(argv:list=None)->argparse.ArgumentParser:
                                 epilog=_EXIT_CODES)
     p.add_argument('--version', action='version', version=f'lmc-nb {lmc_nb.__version__}')
     p.add_argument('--debug', action='store_true', help='show Python tracebacks instead of one-line errors')
-    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,align,sweep,pairs,bench,reproduce}')
+    sub = p.add_subparsers(dest='cmd', required=True, metavar='{report,align,merge,sweep,pairs,bench,reproduce}')
     r = _sub(sub, 'report', 'train (or load) model pairs, interpolate, write a report folder', _EXIT_CODES)
     if 'report' in argv: _report_args(r)
     _align_args(_sub(sub, 'align', 'align checkpoint B of any model onto A (its symmetry derived and proved); barriers before and after', _EXIT_CODES))
+    _merge_args(_sub(sub, 'merge', 'merge checkpoints of any model (weight or activation matching, ZipIt, OT fusion, C2M3); endpoints and merge evaluated', _EXIT_CODES))
     _sweep_args(_sub(sub, 'sweep', 'train every run of a grid (JSON/YAML) into a zoo folder; rerun to resume', _GRID_HELP))
     _pairs_args(_sub(sub, 'pairs', 'barrier table over independent pairs of seeds of a zoo (writes and prints pairs.csv)'))
     b = _sub(sub, 'bench', 'benchmarks: JSON lines with ours_s, baseline_s, ratio')
-    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks (also report-model: the path of `lmc report --model` on MobileNetV3 before and after, needs torchvision)')
+    b.add_argument('names', nargs='*', default=['interp', 'train', 'report', 'match', 'repair', 'sweep', 'ts', 'costs', 'memory'], help='which benchmarks (also report-model: the path of `lmc report --model` on MobileNetV3 before and after, needs torchvision; merge: each merging method against weight matching)')
     b.add_argument('--quick', action='store_true', help='only the small cases')
     _reproduce_args(_sub(sub, 'reproduce', "run a reproduction notebook (2x_*) at the smoke, cpu or paper scale, resumable from its caches; "
                          "no name (or --plan): the list with time estimates on one GPU", _EXIT_CODES))
@@ -232,9 +251,19 @@ def _align(a)->int:
     return 0
 
 # %% ../nbs/12b_cli.ipynb #1dc9f1bf
+def _merge(a)->int:
+    from lmc_nb.merge_cmd import run_merge
+    run_merge(a.checkpoints, a.model, a.model_kwargs, a.out, a.force, data=a.data, root=a.root, download=a.download, limit=a.limit,
+              channels=a.channels, method=a.method, alpha=a.alpha, beta=a.beta, stop_at=a.stop_at, stat_samples=a.stat_samples)
+    print((Path(a.out) / 'merge.md').read_text())
+    print(f"written to {Path(a.out).resolve()} (merged*.safetensors, merge.json, merge.md)")
+    return 0
+
+# %% ../nbs/12b_cli.ipynb #36fcaff9
 def _run(a)->int:
     if a.cmd == 'report': return _report(a)
     if a.cmd == 'align': return _align(a)
+    if a.cmd == 'merge': return _merge(a)
     if a.cmd == 'sweep':
         from lmc_nb.zoo import sweep
         rows = sweep(a.grid, a.root, a.backend, a.workers, a.threads, a.address, progress=not a.quiet)

@@ -90,11 +90,12 @@ def corr(self:CrossStats, eps:float=1e-12)->Tensor:
     return torch.where(sd > eps, self.cov() / sd.clamp_min(eps), torch.zeros_like(sd))
 
 # %% ../nbs/04_features.ipynb #3899edd8
-def _accumulate(stats:dict, groups:dict, fa:dict, fb:dict, cross:bool):
-    "One batch's features of every group, captured from A (`fa`) and B (`fb`), added to that group's `CrossStats`."
+def _accumulate(stats:dict, groups:dict, fa:dict, fb:dict, cross:bool, joint:bool=False):
+    "One batch's features of every group, captured from A (`fa`) and B (`fb`), added to that group's `CrossStats` (`joint`: of [a, b] with itself)."
     for gname, ps in groups.items():
         a = torch.cat([point_units(p, fa[(p[0], p[1])]) for p in ps])
         b = torch.cat([point_units(p, fb[(p[0], p[1])]) for p in ps])
+        if joint: a = b = torch.cat([a, b], 1)                        # A's units then B's: within- and across-model moments
         stats.setdefault(gname, CrossStats(a.shape[1], b.shape[1], a.device, cross)).update(a, b)
 
 # %% ../nbs/04_features.ipynb #45a84ea1
@@ -104,6 +105,7 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
                   groups:dict=None, # group → observation points; default `A.feature_spec()`
                   bs:int=512, max_samples:int=None, # batch size; use only the first samples
                   cross:bool=True, # False: per-unit means and variances only (no (m, m') cross-moment)
+                  joint:bool=False, # True: the moments of A's and B's units together, (m + m', m + m'), within each model too (ZipIt, `06b_zipit`)
                  )->dict: # group → CrossStats
     "Stream `data` through `A` and `B` and accumulate per-group cross-moments of their features."
     if groups is None:
@@ -118,5 +120,5 @@ def feature_stats(A:nn.Module, B:nn.Module, # two models of one architecture (B 
                 xb = xb[:max_samples - seen]                 # exactly the budget asked for
             A(xb); seen += len(xb)
             if B is not A: B(xb)                       # one forward fills both captures when B is A
-            _accumulate(stats, groups, fa, fb, cross)
+            _accumulate(stats, groups, fa, fb, cross, joint)
     return stats
