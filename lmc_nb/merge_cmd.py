@@ -97,13 +97,13 @@ def run_merge(paths:list, model:str, model_kwargs:dict=None, out='lmc_merge', fo
     res = merge_checkpoints(paths, model, model_kwargs, **kwargs); write_merge(res, out, force)
     return res
 
-# %% ../nbs/12_merge.ipynb #b365c253
+# %% ../nbs/12_merge.ipynb #0de16d59
 def bench_merge(quick:bool=False, root=None):
     "Lines of `report_line`: each method's merge time (ours_s) against weight matching's (baseline_s), per model pair."
-    from lmc_nb.bench_pairs import trained_pair, MATCH_MODELS
-    for name in (['mlp512'] if quick else ['mlp512', 'resnet20x4']):
-        A, B = trained_pair(name, root, progress=False)
-        data = load_data('fashion-mnist', root=root, limit=MATCH_MODELS[name][1]).train[:2000]
+    from lmc_nb.bench_pairs import trained_pair, trained_tv_pair
+    for name in (['mlp512'] if quick else ['mlp512', 'tv_resnet18']):
+        A, B = trained_pair(name, root, progress=False) if name == 'mlp512' else trained_tv_pair(name, root, progress=False)
+        data = load_data('fashion-mnist', root=root, limit=10_000).train[:2000]
         base, _ = best_time(lambda: merge_with([A, B], 'weight', data), 1)
         for m in MERGE_METHODS[1:]:
             t, _ = best_time(lambda: merge_with([A, B], m, data), 1)
