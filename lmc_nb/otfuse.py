@@ -145,6 +145,7 @@ def ot_fuse(models:list, # models of one architecture, widths may differ
            )->tuple: # (the fused model, each model's maps; None for the target)
     "OT fusion: every model moved onto the target's units (eq. 1–2) and averaged."
     if len(models) < 2: raise ValueError("ot_fuse: need at least two models")
+    if not 0 <= target < len(models): raise ValueError(f"ot_fuse: target={target} is not one of the {len(models)} models' indices")
     wt = Weights.of(models[target]); spec = spec or PermSpec.of(wt.model); roles = _roles(wt.model, spec)
     maps = [None if k == target else ot_maps(wt, m, spec, data, exact=exact, **kwargs) for k, m in enumerate(models)]
     sds = [wt.sd if k == target else ot_align(m, spec, maps[k], roles) for k, m in enumerate(models)]

@@ -269,5 +269,6 @@ def joint_accuracy(model:nn.Module, T:Tensor, tasks:list, data:Data, bs:int=2048
     out = {'joint': float((L.argmax(1) == y).double().mean())}
     for k, cls in enumerate(tasks):
         c = torch.as_tensor(list(cls)); m = torch.isin(y, c)
-        out[f'task {k}'] = float((c[L[m][:, c].argmax(1)] == y[m]).double().mean()) if m.any() else float('nan')
+        if not m.any(): raise ValueError(f"joint_accuracy: no sample of task {k}'s classes {c.tolist()} in the data")
+        out[f'task {k}'] = float((c[L[m][:, c].argmax(1)] == y[m]).double().mean())
     return out
