@@ -260,23 +260,26 @@ def _merge(a)->int:
     return 0
 
 # %% ../nbs/12b_cli.ipynb #36fcaff9
+def _reproduce(a)->int:
+    from lmc_nb.reproduce import plan_markdown, run_reproduction
+    if a.plan or not a.name: print(plan_markdown()); return 0
+    try: run_reproduction(a.name, a.scale, a.out, a.nbs, a.timeout, progress=not a.quiet, device=a.device)
+    except ImportError as e: raise ValueError(str(e)) from None
+    except RuntimeError as e: print(str(e), file=sys.stderr); return 1
+    return 0
+
+# %% ../nbs/12b_cli.ipynb #87bd6120
 def _run(a)->int:
     if a.cmd == 'report': return _report(a)
     if a.cmd == 'align': return _align(a)
     if a.cmd == 'merge': return _merge(a)
+    if a.cmd == 'reproduce': return _reproduce(a)
     if a.cmd == 'sweep':
         from lmc_nb.zoo import sweep
         rows = sweep(a.grid, a.root, a.backend, a.workers, a.threads, a.address, progress=not a.quiet)
         st = [r.get('status') for r in rows]
         print(f"{st.count('complete')} complete, {st.count('failed')} failed, {st.count('partial')} partial; table: {Path(a.root) / 'results.csv'}")
         return 0 if st.count('complete') == len(st) else 1
-    if a.cmd == 'reproduce':
-        from lmc_nb.reproduce import plan_markdown, run_reproduction
-        if a.plan or not a.name: print(plan_markdown()); return 0
-        try: run_reproduction(a.name, a.scale, a.out, a.nbs, a.timeout, progress=not a.quiet, device=a.device)
-        except ImportError as e: raise ValueError(str(e)) from None
-        except RuntimeError as e: print(str(e), file=sys.stderr); return 1
-        return 0
     if a.cmd == 'pairs':
         from lmc_nb.pairs import pair_table
         rows = pair_table(a.zoo, _list(a.align), a.pairs, a.seed, a.lams, progress=not a.quiet)

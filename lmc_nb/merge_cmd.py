@@ -104,7 +104,7 @@ def bench_merge(quick:bool=False, root=None):
     for name in (['mlp512'] if quick else ['mlp512', 'tv_resnet18']):
         A, B = trained_pair(name, root, progress=False) if name == 'mlp512' else trained_tv_pair(name, root, progress=False)
         data = load_data('fashion-mnist', root=root, limit=10_000).train[:2000]
-        base, _ = best_time(lambda: merge_with([A, B], 'weight', data), 1)
+        base, _ = best_time(lambda: merge_with([A, B], 'weight', data), 3)      # the best of three: one run swings ±2× on a shared machine
         for m in MERGE_METHODS[1:]:
-            t, _ = best_time(lambda: merge_with([A, B], m, data), 1)
+            t, _ = best_time(lambda: merge_with([A, B], m, data), 3)
             yield report_line(f'merge {m} / weight ({name})', t, base)

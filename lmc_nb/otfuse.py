@@ -13,8 +13,8 @@ from .features import feature_stats
 from .perm import PermSpec
 from .assign import hungarian
 from .weights import Weights, twin_with
-from .universe import soft_apply
-from .zipit import entry_role, viewed_perms
+from .universe import soft_apply, _eye
+from .zipit import entry_roles, viewed_perms
 from .interp import reset_bn
 from .nnutil import has_batchnorm
 
@@ -78,10 +78,6 @@ def act_costs(target:nn.Module, model:nn.Module, data:Data, groups:list, bs:int=
     return {g: 2 - 2 * C for g, C in R.items() if g not in viewed}, viewed_perms(fspec, {g: R[g].T for g in viewed})
 
 # %% ../nbs/06bb_otfuse.ipynb #f924f96e
-def _roles(model:nn.Module, spec:PermSpec)->dict:
-    "tensor → the role of each of its spec entries ('out' | 'in', `entry_role`)."
-    return {name: [entry_role(model, name, e.axis) for _, e in axes] for name, axes in spec.by_tensor().items()}
-
 def _move(t:Tensor, axes:list, roles:list, maps:dict, skip:str=None)->Tensor:
     "`t` with every entry whose group has a map moved by it (A_out where it produces, A_in where it reads), but group `skip`'s."
     for (g, e), r in zip(axes, roles):
@@ -123,19 +119,19 @@ def ot_maps(target:nn.Module, model:nn.Module, # the model whose units are the s
     if mode not in ('acts', 'weights'): raise ValueError(f"ot_maps: mode must be 'acts' or 'weights', got {mode!r}")
     if incoming not in ('mean', 'sum'): raise ValueError(f"ot_maps: incoming must be 'mean' or 'sum', got {incoming!r}")
     if mode == 'acts' and data is None: raise ValueError("ot_maps: mode='acts' needs `data`")
-    wt, wk = Weights.of(target), Weights.of(model); spec = spec or PermSpec.of(wt.model); roles = _roles(wt.model, spec)
+    wt, wk = Weights.of(target), Weights.of(model); spec = spec or PermSpec.of(wt.model); roles = entry_roles(wt.model, spec)
     plan = (lambda C: exact_plan(_norm_cost(C, normalize))) if exact else (lambda C: sinkhorn_plan(_norm_cost(C, normalize), reg))
     maps = {}
     if mode == 'acts':
         costs, perms = act_costs(wt.model, wk.model, data, list(spec.groups), bs, max_samples)
-        maps = {g: (torch.eye(len(p), dtype=torch.float64)[p],) * 2 for g, p in perms.items()}
+        maps = {g: (_eye(p),) * 2 for g, p in perms.items()}
         maps.update({g: _maps(plan(C), incoming) for g, C in costs.items()})
     return _weight_maps(spec, roles, wt.sd, wk.sd, maps, plan, incoming)
 
 # %% ../nbs/06bb_otfuse.ipynb #2d024ead
 def ot_align(model:nn.Module, spec:PermSpec, maps:dict, roles:dict=None)->dict:
     "`model`'s effective state dict moved onto the target's units by `ot_maps`' maps (in the target's shapes)."
-    sd = Weights.of(model).sd; roles = roles or _roles(Weights.of(model).model, spec)
+    sd = Weights.of(model).sd; roles = roles or entry_roles(Weights.of(model).model, spec)
     return {n: _move(t.double(), spec.by_tensor()[n], roles[n], maps).to(t.dtype) if n in roles else t for n, t in sd.items()}
 
 def ot_fuse(models:list, # models of one architecture, widths may differ
@@ -146,7 +142,7 @@ def ot_fuse(models:list, # models of one architecture, widths may differ
     "OT fusion: every model moved onto the target's units (eq. 1–2) and averaged."
     if len(models) < 2: raise ValueError("ot_fuse: need at least two models")
     if not 0 <= target < len(models): raise ValueError(f"ot_fuse: target={target} is not one of the {len(models)} models' indices")
-    wt = Weights.of(models[target]); spec = spec or PermSpec.of(wt.model); roles = _roles(wt.model, spec)
+    wt = Weights.of(models[target]); spec = spec or PermSpec.of(wt.model); roles = entry_roles(wt.model, spec)
     maps = [None if k == target else ot_maps(wt, m, spec, data, exact=exact, **kwargs) for k, m in enumerate(models)]
     sds = [wt.sd if k == target else ot_align(m, spec, maps[k], roles) for k, m in enumerate(models)]
     for k, sd in enumerate(sds):

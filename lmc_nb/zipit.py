@@ -15,13 +15,13 @@ from .perm import PermSpec, apply_perm
 from .assign import hungarian
 from .match import weight_matching
 from .weights import Weights, check_compatible, twin_with
-from .universe import unit_index, soft_apply
+from .universe import unit_index, soft_apply, _eye
 from .interp import reset_bn
 from .nnutil import has_batchnorm
 
 # %% auto #0
-__all__ = ['entry_role', 'zip_match', 'zip_scores', 'viewed_perms', 'Zip', 'zip_tensor', 'zipped_state_dict', 'zip_models',
-           'ZipHeads', 'zip_merge', 'task_subset', 'EmbeddingHead', 'joint_accuracy']
+__all__ = ['entry_role', 'entry_roles', 'zip_match', 'zip_scores', 'viewed_perms', 'Zip', 'zip_tensor', 'zipped_state_dict',
+           'zip_models', 'ZipHeads', 'zip_merge', 'task_subset', 'EmbeddingHead', 'joint_accuracy']
 
 # %% ../nbs/06b_zipit.ipynb #29029e7e
 _READS = {nn.Linear: 1, nn.Conv1d: 1, nn.Conv2d: 1, nn.Conv3d: 1, nn.ConvTranspose1d: 0, nn.ConvTranspose2d: 0, nn.ConvTranspose3d: 0}
@@ -40,6 +40,10 @@ def entry_role(model:nn.Module, name:str, axis:int)->str:
     if isinstance(m, nn.Embedding) or a == t.ndim - 1: return 'out'         # tables of vectors added to a stream: positions, class tokens
     raise ValueError(f"zip: cannot tell whether axis {axis} of {name!r} ({type(m).__name__}) produces or reads its group's units")
 
+def entry_roles(model:nn.Module, spec:PermSpec)->dict:
+    "tensor → the role of each of its spec entries, in `spec.by_tensor()`'s order (`entry_role`)."
+    return {name: [entry_role(model, name, e.axis) for _, e in axes] for name, axes in spec.by_tensor().items()}
+
 # %% ../nbs/06b_zipit.ipynb #acccf6d3
 def _exact_zip(C:Tensor)->Tensor:
     "α = 0, β = 0 solved exactly: A's unit i with B's unit p_i, the assignment maximising Σ_i C_AB[i, p_i]."
@@ -47,7 +51,7 @@ def _exact_zip(C:Tensor)->Tensor:
 
 def _pairs(p:Tensor)->Tensor:
     "U of a one-to-one match, A's unit i with B's unit p_i: [I; I[p⁻¹]] (U_B[p_i, i] = 1)."
-    I = torch.eye(len(p), dtype=torch.float64); return torch.cat([I, I[torch.argsort(p)]])
+    return torch.cat([_eye(torch.arange(len(p))), _eye(torch.argsort(p))])
 
 # %% ../nbs/06b_zipit.ipynb #7e1e326e
 def _closed(S:Tensor, has:Tensor, budget:list):
@@ -175,7 +179,7 @@ def zip_models(A:nn.Module, B:nn.Module, # two models of one architecture (effec
     U = {g: zip_match(C, alpha, beta, exact) for g, C in plain.items()}
     cross = {g: C[:len(C) // 2, len(C) // 2:] for g, C in Cs.items() if g in spec.groups and g not in plain}
     U.update({g: _pairs(p) for g, p in viewed_perms(fspec, cross).items()})
-    z = Zip(U, {name: [entry_role(wa.model, name, e.axis) for _, e in axes] for name, axes in spec.by_tensor().items()})
+    z = Zip(U, entry_roles(wa.model, spec))
     rest = [g for g in spec.groups if g not in U]
     if rest:                                                                     # one-to-one, by weight matching in the zipped units
         idx = unit_index(spec, wa.sd)
@@ -200,9 +204,9 @@ def _share(src:nn.Module, dst:nn.Module, names:set):
 # %% ../nbs/06b_zipit.ipynb #2cef4910
 def _trunk(model:nn.Module, spec:PermSpec, zipped:list)->set:
     "The tensors a partial zip shares: those producing units of zipped groups only; a later tensor writing into a zipped group is refused."
-    trunk = set()
+    trunk, roles = set(), entry_roles(model, spec)
     for name, axes in spec.by_tensor().items():
-        gs = [g for g, _ in axes]; outs = [g for g, e in axes if entry_role(model, name, e.axis) == 'out']
+        gs = [g for g, _ in axes]; outs = [g for g, r in zip(gs, roles[name]) if r == 'out']
         if outs and all(g in zipped for g in gs): trunk.add(name)
         elif any(g in zipped for g in outs):
             raise ValueError(f"zip: stop_at: {name!r} writes into zipped group(s) {[g for g in outs if g in zipped]} but touches unzipped "
