@@ -10,10 +10,11 @@ from dataclasses import asdict, dataclass, replace
 from .checkpoint import write_atomic
 from pathlib import Path
 from .curves import _reach
+from .regime import join_audits, standing
 from .scales import scale
 
 # %% auto #0
-__all__ = ['VERDICTS', 'RULEBOOK', 'VERDICT_COLORS', 'SOURCES', 'Claim', 'claim', 'ledger_markdown', 'write_claims',
+__all__ = ['VERDICTS', 'RULEBOOK', 'COUNTED', 'VERDICT_COLORS', 'SOURCES', 'Claim', 'claim', 'ledger_markdown', 'write_claims',
            'write_ladders', 'replacing', 'settling', 'read_claims', 'ledger_counts', 'ledger_figure', 'difference',
            'review', 'cause_kind', 'write_reviews', 'review_markdown']
 
@@ -35,6 +36,7 @@ class Claim:
     rules:int = RULEBOOK           # the rule book that judged it (rows stored before rule book 2 read as 1)
     settles:dict = None            # a row measured again with the pairs another notebook's inconclusive row asked for: that row (`settling`)
     review:dict = None             # a departure read beside the paper: its sentence, our recipe's differences, the cause (`review`)
+    audit:dict = None              # where it stands beyond its verdict: regime, atomic claim, chosen after (`12ga_regime.audit`, joined by `read_claims`)
     def __post_init__(self):
         if self.verdict not in VERDICTS: raise ValueError(f"verdict {self.verdict!r}: choose one of {list(VERDICTS)}")
         if self.ours is not None and not math.isfinite(self.ours): raise ValueError(f"{self.id}: our value is {self.ours} (NaN never reaches the ledger)")
@@ -61,7 +63,7 @@ def _with_scale(r)->str:
     rep = (r.ladder or {}).get('replaces')
     again = f" (measured again by `{r.ladder['source']}`, in place of `{rep['source']}`'s ladder: {rep['verdict']})" if rep else ''
     if r.verdict == 'departs': return was + (f"**{r.ladder['verdict']}**: {r.ladder['summary']}{again}" if r.ladder else 'no ladder yet')
-    return was
+    return was + (f"ladder, {r.ladder['verdict']}: {r.ladder['summary']}" if r.ladder else '')
 
 # %% ../nbs/13_claims.ipynb #95b063bf
 def ledger_markdown(rows:list)->str:
@@ -69,7 +71,8 @@ def ledger_markdown(rows:list)->str:
     esc = lambda s: str(s).replace('|', '\\|')
     L = ["| claim | paper states | ours [95 % CI] | scale | verdict | needs / with scale | rule |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        L.append(f"| **{esc(r.id)}** {esc(r.claim)} | {esc(r.paper_value)} | {_num(r.ours, r.ci)} | {esc(r.scale)} | **{r.verdict}** | {esc(_with_scale(r))} | {esc(r.rule)} |")
+        st = standing(r); st = '' if st == r.verdict else f" → *{st}*"                # where it stands, where that is not its verdict (`12ga_regime`)
+        L.append(f"| **{esc(r.id)}** {esc(r.claim)} | {esc(r.paper_value)} | {_num(r.ours, r.ci)} | {esc(r.scale)} | **{r.verdict}**{st} | {esc(_with_scale(r))} | {esc(r.rule)} |")
     return '\n'.join(L)
 
 # %% ../nbs/13_claims.ipynb #0b3cb7f3
@@ -79,7 +82,7 @@ def write_claims(rows:list, name:str, # rows and the notebook's name (e.g. '22_n
     "Write the rows to `<folder>/<name>.json`, but only at the `cpu` scale (tests run at `smoke` and never touch it)."
     if scale() != 'cpu': return None
     folder = Path(folder or 'claims'); folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps([asdict(r) for r in rows], indent=1, allow_nan=False)
+    text = json.dumps([{k: v for k, v in asdict(r).items() if k != 'audit'} for r in rows], indent=1, allow_nan=False)   # audits live apart (`12ga_regime`)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
 def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for that row by this notebook
@@ -149,23 +152,28 @@ def read_claims(folder='claims')->list:
             rows = [r for r in out if r.id == k]
             if len(rows) != 1: raise ValueError(f"{f}: the ladder for {k!r} names {len(rows)} ledger rows; it must name exactly one")
             r, rep = rows[0], lad.get('replaces')
+            if r.settles and r.source != lad['source'] and not rep: continue       # measured for the row this one replaced (a ladder of another quantity)
             if r.ladder is not None and not rep: raise ValueError(f"{f}: {k!r} has a ladder from its own notebook already; a ladder measured again replaces it only by saying so (`replacing`)")
             if rep and (rep['source'] != r.source or r.ladder is None or (r.ladder['verdict'], r.ladder['slope']) != (rep['verdict'], rep['slope'])):
                 raise ValueError(f"{f}: {k!r} replaces {rep['source']}'s ladder ({rep['verdict']}), but the ledger's row is {r.source}'s with "
                                  f"{'no ladder' if r.ladder is None else r.ladder['verdict']}: re-run {lad['source']}")
-            if r.verdict == 'departs' and r.rules == RULEBOOK: r.ladder = lad      # as `claim`: a ladder explains a departure
-    return _join_reviews(out, folder)
+            if r.rules == RULEBOOK: r.ladder = lad                                # a departure's ladder, or a trend measured along a row's scale
+    return join_audits(_join_reviews(out, folder), folder)
 
 # %% ../nbs/13_claims.ipynb #2eebc0b5
+COUNTED = VERDICTS + ("not at the paper's regime", 'chosen after the results', 'extension')   # a row's standing (`12ga_regime`); variants are not counted
+
 def ledger_counts(rows:list, earlier:bool=False)->dict:
-    "paper → verdict → count, with extensions (claims the paper does not make) apart, under 'extension'; with `earlier`, rows judged by an earlier rule book count apart too, under 'earlier rules'."
+    "paper → standing → count: each atomic claim once (variants not counted), rows outside the paper's regime, chosen after their results or extending the paper apart; with `earlier`, rows judged by an earlier rule book apart too."
     out = {}
     for r in rows:
-        c = out.setdefault(r.paper, {v: 0 for v in VERDICTS + ('extension',) + (('earlier rules',) if earlier else ())})
-        c['earlier rules' if earlier and getattr(r, 'rules', RULEBOOK) < RULEBOOK else 'extension' if cause_kind(r) == 'extension' else r.verdict] += 1
+        c = out.setdefault(r.paper, {v: 0 for v in COUNTED + (('earlier rules',) if earlier else ())})
+        st = standing(r)
+        if st != 'variant': c['earlier rules' if earlier and getattr(r, 'rules', RULEBOOK) < RULEBOOK else st] += 1
     return out
 
-VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5'}
+VERDICT_COLORS = {'reproduced': '#2b8a3e', 'qualitative': '#94d82d', 'inconclusive': '#adb5bd', 'departs': '#e03131', 'not run': '#f1f3f5',
+                  "not at the paper's regime": '#74c0fc', 'chosen after the results': '#ffd43b'}
 
 # %% ../nbs/13_claims.ipynb #18b4506d
 def _segment(ax, papers:list, n:list, left:list, text:dict, **bar)->list:
@@ -180,10 +188,10 @@ def ledger_figure(rows:list, ax=None):
     "Counts by paper and verdict as stacked horizontal bars, each segment labelled; departs split by their reviews' causes (faithful solid, recipe and unknown hatched), extensions apart."
     import matplotlib.pyplot as plt
     counts = ledger_counts(rows, earlier=True); papers = list(counts)[::-1]
-    rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK]
+    rows = [r for r in rows if getattr(r, 'rules', RULEBOOK) == RULEBOOK and standing(r) == 'departs']   # the departures counted as such, split by cause
     ax = ax or plt.subplots(figsize=(8, 0.55 * len(papers) + 1.2))[1]
     left = [0] * len(papers)
-    for v in VERDICTS:
+    for v in COUNTED[:-1]:
         if v == 'departs':
             for lv, hatch in (('faithful', ''), ('recipe', '//'), ('unknown', '..'), ('no review', 'xx')):
                 n = [sum(1 for r in rows if r.paper == p and cause_kind(r) == lv) for p in papers]
@@ -191,7 +199,7 @@ def ledger_figure(rows:list, ax=None):
                 left = _segment(ax, papers, n, left, dict(color='white', fontweight='bold'), color=VERDICT_COLORS[v], hatch=hatch, edgecolor='white', label=lab if sum(n) else None)
             continue
         n = [counts[p][v] for p in papers]
-        left = _segment(ax, papers, n, left, {}, color=VERDICT_COLORS[v], edgecolor='white' if v != 'not run' else '#868e96', label=v if sum(n) else None)
+        left = _segment(ax, papers, n, left, {}, color=VERDICT_COLORS[v], hatch='..' if v not in VERDICTS else None, edgecolor='white' if v != 'not run' else '#868e96', label=v if sum(n) else None)
     n = [counts[p]['extension'] for p in papers]
     if sum(n): left = _segment(ax, papers, n, left, {}, color='#dee2e6', hatch='++', edgecolor='white', label='extension (not a claim of the paper)')
     n = [counts[p]['earlier rules'] for p in papers]
@@ -253,6 +261,7 @@ def _join_reviews(out:list, folder)->list:
         for k, rv in json.loads(f.read_text()).items():
             rows = [r for r in out if r.id == k]
             if len(rows) != 1: raise ValueError(f"{f}: the review of {k!r} names {len(rows)} ledger rows; it must name exactly one")
+            if rows[0].review and rows[0].settles and rv.get('source') != rows[0].source and 'source' not in rows[0].review: continue   # a review of the row it replaced: the new row carries its own
             if rows[0].review: raise ValueError(f"{f}: {k!r} is reviewed by {rows[0].review.get('source', rows[0].source)} already")
             rows[0].review = rv
     for r in out:

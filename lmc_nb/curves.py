@@ -9,23 +9,36 @@ from typing import NamedTuple
 from .verdicts import Verdict, _approx, _count, _mean_ci, _no_count, _slope
 
 # %% auto #0
-__all__ = ['REACH', 'scale_ladder', 'plot_ladder', 'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict']
+__all__ = ['OCTAVES', 'scale_ladder', 'plot_ladder', 'Estimate', 'argmax_estimate', 'peak_verdict', 'trend_verdict']
 
 # %% ../nbs/12g_curves.ipynb #57e65f70
-REACH = 4     # a scale ladder's verdict extrapolates at most this factor beyond its last rung (or below its first)
+OCTAVES = 1   # a scale ladder decides only within this many octaves (factors of 2) of its nearest rung
+
+def _octaves_to(s:float, scales:list)->float: return min(abs(math.log2(s / r)) for r in scales)   # eq. 1b's distance
+
+def _fit_only(lad:dict)->tuple:
+    "A ladder's own fit (verdict, summary), before any reach rule (ladders stored under the 4× rule kept it inside their summary)."
+    if 'fit_verdict' not in lad: return lad['verdict'], lad['summary']
+    inner = lad['summary'].split('(the fit alone: ', 1)[-1]
+    return lad['fit_verdict'], lad.get('fit_summary') or (inner[:-1] if inner.endswith(')') else inner).split(': ', 1)[-1]
 
 def _reach(lad:dict)->dict:
-    "`lad` (a `scale_ladder` result, stored or new) with the reach rule applied: a verdict at a scale more than `REACH`× beyond the rungs is 'not reached'."
-    if 'reach' in lad: return lad                                                    # judged by this rule already (None: not applicable)
-    top, low, ps, meet = max(lad['scales']), min(lad['scales']), lad.get('paper_scale'), lad.get('meet')
-    if low <= 0 or (ps is not None and ps <= 0): return {**lad, 'reach': None}           # 'k× beyond' needs a positive axis: not judged by this rule
-    far = lambda s: s is None or s > REACH * top or s < low / REACH
-    if lad['verdict'] == 'gap closes with scale' and not far(meet): return {**lad, 'reach': REACH}
-    if lad['verdict'] == 'unclear' or (lad['verdict'] == 'persists' and (ps is None or not far(ps))): return {**lad, 'reach': REACH}   # no claim, or within reach
-    where = (f"the paper's {lad['axis']} ({ps:g}) lies {max(ps / top, low / ps):.3g}× beyond the rungs ({low:g}–{top:g})" if ps is not None and far(ps)
-             else f"the fit meets the paper's value only beyond {REACH}× the last rung ({top:g})")
-    return {**lad, 'reach': REACH, 'verdict': 'not reached', 'fit_verdict': lad['verdict'],
-            'summary': f"{where}, and a ladder speaks at most {REACH}× beyond them: not reached (the fit alone: {lad['verdict']}: {lad['summary']})"}
+    "`lad` (a `scale_ladder` result, stored or new) judged by eq. 1b: 'not reached' beyond one octave of the rungs; an overshooting fit 'not decided'."
+    if lad.get('reach', 0) == OCTAVES: return lad                                    # judged by this rule already
+    v, summ = _fit_only(lad); sc, ps, gp = lad['scales'], lad.get('paper_scale'), lad.get('gap_paper')
+    base = {k: x for k, x in lad.items() if k not in ('fit_verdict', 'fit_summary')} | dict(verdict=v, summary=summ, reach=OCTAVES)
+    if min(sc) <= 0 or (ps is not None and ps <= 0): return {**base, 'reach': None}     # octaves need a positive axis: not judged by this rule
+    at = ps if ps is not None else lad.get('meet') if v == 'gap closes with scale' else 0
+    if v == 'unclear' or at == 0: return base                                         # no claim, or one made inside the rungs
+    if at is None or _octaves_to(at, sc) > OCTAVES:
+        where = (f"the paper's {lad['axis']} ({ps:g}) lies {_octaves_to(ps, sc):.2g} octaves from the nearest rung ({min(sc):g}–{max(sc):g})" if ps is not None
+                 else f"the fit meets the paper's value only beyond one octave of the rungs ({min(sc):g}–{max(sc):g})")
+        return {**base, 'verdict': 'not reached', 'fit_verdict': v, 'fit_summary': summ, 'summary': f"{where}, and a ladder decides only within {OCTAVES} octave: not reached (the fit alone: {v}: {summ})"}
+    side = lad.get('side') or (1 if sum(m - lad['target'] for m in lad['means']) > 0 else -1)
+    if v == 'gap closes with scale' and gp is not None and (gp[2] < 0 if side > 0 else gp[0] > 0):
+        return {**base, 'verdict': 'not decided', 'fit_verdict': v, 'fit_summary': summ,
+                'summary': f"the fit overshoots: its gap at the paper's {lad['axis']} ({ps:g}) is {gp[1]:+.3g} [{gp[0]:+.3g}, {gp[2]:+.3g}], past 0 on the far side: not decided (the fit alone: {v}: {summ})"}
+    return base
 
 # %% ../nbs/12g_curves.ipynb #a2980690
 def _ladder_points(scales:list, values:list, target:float, paper_scale:float, log:bool, own:float)->tuple:
@@ -89,8 +102,8 @@ def scale_ladder(axis:str, # what the scale is: 'epochs', 'width', 'training sam
     verdict, summary, meet = _ladder_verdict(axis, scales, values, target, paper_scale, log, s, b, lo, hi, um, G, gp)
     agg = [_mean_ci(vs) if len(vs) > 1 else (float(vs[0]), None) for vs in values]
     return _reach(dict(axis=axis, scales=list(scales), means=[m for m, _ in agg], cis=[c for _, c in agg], target=target, paper_scale=paper_scale,
-                       log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary,
-                       rule=rule + f"; a verdict at a scale more than {REACH}× beyond the rungs: not reached"))
+                       log=log, intercept=a, slope=b, ci=[lo, hi], gap=G, gap_paper=gp, meet=meet, verdict=verdict, summary=summary, side=s,
+                       rule=rule + f"; a verdict more than {OCTAVES} octave from the nearest rung: not reached; a closing fit past 0 on the far side at the paper's scale: not decided"))
 
 # %% ../nbs/12g_curves.ipynb #1a252aca
 def _log_ticks(ax, ticks:list):
