@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, replace
 from .checkpoint import write_atomic
 from pathlib import Path
 from .curves import _reach
-from .regime import join_audits, standing
+from .regime import join_audits, standing, write_apart
 from .scales import scale
 
 # %% auto #0
@@ -92,10 +92,7 @@ def write_ladders(ladders:dict, # claim id -> the `scale_ladder` measured for th
     "Store scale ladders measured apart from their rows in `<folder>/ladders/<name>.json`, only at the cpu scale; `read_claims` joins them to their rows."
     for k, lad in ladders.items():
         if not isinstance(lad, dict) or not {'verdict', 'summary', 'slope', 'ci', 'rule'} <= set(lad): raise ValueError(f"write_ladders: {k!r} is not a scale_ladder result")
-    if scale() != 'cpu': return None
-    folder = Path(folder or 'claims') / 'ladders'; folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({k: {**v, 'source': name} for k, v in ladders.items()}, indent=1, allow_nan=False)
-    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+    return write_apart('ladders', ladders, name, folder)
 
 # %% ../nbs/13_claims.ipynb #bf71bf3b
 def replacing(ladder:dict, # a `scale_ladder` result measured again, with more pairs or rungs, by another notebook
@@ -250,10 +247,7 @@ def write_reviews(reviews:dict, # claim id -> its `review`
     "Store reviews of rows written by other notebooks in `<folder>/reviews/<name>.json`, only at the cpu scale; `read_claims` joins each to its row."
     for k, rv in reviews.items():
         if not isinstance(rv, dict) or review(**rv) != rv: raise ValueError(f"write_reviews: {k!r} is not a `review`")
-    if scale() != 'cpu': return None
-    folder = Path(folder or 'claims') / 'reviews'; folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({k: {**v, 'source': name} for k, v in reviews.items()}, indent=1, allow_nan=False)
-    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+    return write_apart('reviews', reviews, name, folder)
 
 def _join_reviews(out:list, folder)->list:
     "`read_claims`'s last step: each stored review on the one row it names (a row reviewed by its own notebook takes no second one); the reach rule on every ladder."
@@ -275,7 +269,8 @@ def review_markdown(rows:list)->str:
     L = ["| claim | verdict | stands as | the paper says | differences (ours / paper's, from) | cause |", "|---|---|---|---|---|---|"]
     for r in rows:
         rv = r.review
-        dif = '; '.join(f"{x['what']}: {x['ours']} / {x['paper']} ({x['source']})" for x in rv['differences'])
+        more = (getattr(r, 'audit', None) or {}).get('more_differences', [])          # differences a later re-read found missing (`12ga_regime.audit`)
+        dif = '; '.join(f"{x['what']}: {x['ours']} / {x['paper']} ({x['source']})" for x in rv['differences']) + ''.join(f"; *re-read:* {x['what']}: {x['ours']} / {x['paper']} ({x['source']})" for x in more)
         L.append(f"| **{esc(r.id)}** | {r.verdict} | {cause_kind(r)} | “{esc(rv['paper_quote'])}” | {esc(dif)} | {esc(rv['cause'])}"
                  + (f" ({esc(rv['evidence'])})" if rv['evidence'] else '') + (f"; ours: {esc(rv['ours_only'])}" if rv['ours_only'] else '') + " |")
     return '\n'.join(L)

@@ -12,7 +12,8 @@ from .scales import scale
 
 # %% auto #0
 __all__ = ['SCALE_VARIABLES', 'PRECEDENCE', 'STANDINGS', 'CPU_SECONDS_PER_STEP', 'CPU_MEASURED_ON', 'condition', 'octaves',
-           'regime_met', 'audit', 'standing', 'counted', 'check_atomic', 'rung_hours', 'write_audits', 'join_audits']
+           'regime_met', 'audit', 'standing', 'counted', 'check_atomic', 'rung_hours', 'write_apart', 'write_audits',
+           'join_audits']
 
 # %% ../nbs/12ga_regime.ipynb #cf5be428
 SCALE_VARIABLES = ('width', 'width multiplier', 'learning rate', 'steps', 'epochs', 'm')
@@ -108,6 +109,17 @@ def rung_hours(recipe:str, # a `reproduce.PAPER_RECIPES` key (the rung's archite
     return dict(gpu=h(GPU_SECONDS_PER_STEP.get(recipe)), cpu=h(CPU_SECONDS_PER_STEP.get(recipe)))
 
 # %% ../nbs/12ga_regime.ipynb #367b04ec
+def write_apart(kind:str, # the folder under `claims/`: 'reviews', 'ladders', 'audits'
+                items:dict, # row id -> its record
+                name:str, # the writing notebook's name; each record gets it as 'source'
+                folder=None, # default: the `claims/` folder beside the notebooks
+               )->Path: # the file written, or None below the cpu scale
+    "Store records about ledger rows in `<folder>/<kind>/<name>.json`, only at the cpu scale (tests run at smoke and never touch it)."
+    if scale() != 'cpu': return None
+    folder = Path(folder or 'claims') / kind; folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({k: {**v, 'source': name} for k, v in items.items()}, indent=1, allow_nan=False)
+    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+
 def write_audits(audits:dict, # row id -> its `audit`
                  name:str, # the auditing notebook's name (e.g. '29a_departures')
                  folder=None, # default: the `claims/` folder beside the notebooks (the file goes to its `audits/`)
@@ -116,10 +128,7 @@ def write_audits(audits:dict, # row id -> its `audit`
     for k, a in audits.items():
         if not isinstance(a, dict) or audit(**{f: a[f] for f in ('claim', 'formalisation', 'regime', 'reason', 'variant_of', 'chosen_after', 'cells', 'to_settle', 'more_differences')}) != a:
             raise ValueError(f"write_audits: {k!r} is not an `audit`")
-    if scale() != 'cpu': return None
-    folder = Path(folder or 'claims') / 'audits'; folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({k: {**v, 'source': name} for k, v in audits.items()}, indent=1, allow_nan=False, ensure_ascii=False)
-    return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
+    return write_apart('audits', audits, name, folder)
 
 def join_audits(rows:list, folder)->list:
     "Each stored audit on the one row it names (`.audit`, None where none), then `check_atomic`."
