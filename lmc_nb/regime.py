@@ -11,9 +11,9 @@ from .checkpoint import write_atomic
 from .scales import scale
 
 # %% auto #0
-__all__ = ['SCALE_VARIABLES', 'PRECEDENCE', 'STANDINGS', 'CPU_SECONDS_PER_STEP', 'CPU_MEASURED_ON', 'condition', 'octaves',
-           'regime_met', 'audit', 'standing', 'counted', 'check_atomic', 'rung_hours', 'write_apart', 'write_audits',
-           'join_audits']
+__all__ = ['SCALE_VARIABLES', 'PRECEDENCE', 'STANDINGS', 'CPU_SECONDS_PER_STEP', 'CPU_MEASURED_ON', 'CPU_CANNOT', 'condition',
+           'octaves', 'regime_met', 'audit', 'standing', 'counted', 'check_atomic', 'rung_hours', 'write_apart',
+           'write_audits', 'join_audits']
 
 # %% ../nbs/12ga_regime.ipynb #cf5be428
 SCALE_VARIABLES = ('width', 'width multiplier', 'learning rate', 'steps', 'epochs', 'm')
@@ -94,8 +94,9 @@ def check_atomic(rows:list):
         if any(rank(r) < rank(main[0]) for r in rs): raise ValueError(f"atomic claim {name!r}: the counted row {main[0].id!r} ({main[0].audit['formalisation']}) ranks below a variant: the paper's text, then its code, then ours")
 
 # %% ../nbs/12ga_regime.ipynb #9149b6e9
-CPU_SECONDS_PER_STEP = {}   # filled below, measured on this machine (see CPU_MEASURED_ON)
-CPU_MEASURED_ON = ''
+CPU_SECONDS_PER_STEP = {'lewc_mlp4096': 0.607, 'lewc_mlp8192': 2.44, 'lewc_resnet20x32': 459.}   # scripts/cpu_timings.py; raw: scripts/cpu_timings.json
+CPU_MEASURED_ON = 'AMD EPYC, 2 cores, 2026-12-07'   # the ResNet's step timed at 8 images and scaled to its batch of 500 (linear in the batch)
+CPU_CANNOT = {'lewc_vgg11x16': "its 2.36 billion parameters with their gradients and SGD momentum (≈ 28 GB) exceed this machine's 24 GiB"}
 
 def rung_hours(recipe:str, # a `reproduce.PAPER_RECIPES` key (the rung's architecture and training)
                models:int, # models to train at that rung
@@ -106,7 +107,7 @@ def rung_hours(recipe:str, # a `reproduce.PAPER_RECIPES` key (the rung's archite
     if recipe not in PAPER_RECIPES: raise ValueError(f"rung_hours: unknown recipe {recipe!r}; one of {sorted(PAPER_RECIPES)}")
     r = PAPER_RECIPES[recipe]; steps = math.ceil(r['n'] / r['cfg']['bs']) * models * epochs / r.get('many', 1)
     h = lambda t: None if t is None else t * steps / 3600
-    return dict(gpu=h(GPU_SECONDS_PER_STEP.get(recipe)), cpu=h(CPU_SECONDS_PER_STEP.get(recipe)))
+    return dict(gpu=h(GPU_SECONDS_PER_STEP.get(recipe)), cpu=h(CPU_SECONDS_PER_STEP.get(recipe)), cpu_cannot=CPU_CANNOT.get(recipe, ''))
 
 # %% ../nbs/12ga_regime.ipynb #367b04ec
 def write_apart(kind:str, # the folder under `claims/`: 'reviews', 'ladders', 'audits'
@@ -120,6 +121,7 @@ def write_apart(kind:str, # the folder under `claims/`: 'reviews', 'ladders', 'a
     text = json.dumps({k: {**v, 'source': name} for k, v in items.items()}, indent=1, allow_nan=False)
     return write_atomic(folder / f'{name}.json', lambda f: f.write_text(text))
 
+# %% ../nbs/12ga_regime.ipynb #wa7b04ec
 def write_audits(audits:dict, # row id -> its `audit`
                  name:str, # the auditing notebook's name (e.g. '29a_departures')
                  folder=None, # default: the `claims/` folder beside the notebooks (the file goes to its `audits/`)
