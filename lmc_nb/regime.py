@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 from .checkpoint import write_atomic
+from .curves import OCTAVES
 from .scales import scale
 
 # %% auto #0
@@ -37,8 +38,8 @@ def octaves(paper:list, ours:list)->float:
     return min(abs(math.log2(p / o)) for p in paper for o in ours)
 
 def regime_met(conditions:list)->tuple:
-    "(met, far): met is True when every checkable condition is within one octave (eq. 1), False when one is not, None when none is checkable; far lists the conditions not met."
-    far = [c for c in conditions if c['paper'] is not None and octaves(c['paper'], c['ours']) > 1]
+    "(met, far): met is True when every checkable condition is within one octave (eq. 1; `curves.OCTAVES`), False when one is not, None when none is checkable; far lists the conditions not met."
+    far = [c for c in conditions if c['paper'] is not None and octaves(c['paper'], c['ours']) > OCTAVES]
     checkable = [c for c in conditions if c['paper'] is not None]
     return (None if not checkable else not far), far
 
