@@ -22,6 +22,7 @@ def _fit_only(lad:dict)->tuple:
     inner = lad['summary'].split('(the fit alone: ', 1)[-1]
     return lad['fit_verdict'], lad.get('fit_summary') or (inner[:-1] if inner.endswith(')') else inner).split(': ', 1)[-1]
 
+# %% ../nbs/12g_curves.ipynb #ree65f70
 def _reach(lad:dict)->dict:
     "`lad` (a `scale_ladder` result, stored or new) judged by eq. 1b: 'not reached' beyond one octave of the rungs; an overshooting fit 'not decided'."
     if lad.get('reach', 0) == OCTAVES: return lad                                    # judged by this rule already
