@@ -54,6 +54,7 @@ class _Derive:
         self.tr, self.leaf, self.chi, self.alias, self.free = tr, leaf, {}, {}, {}
         self.factor, self.mat, self.bad, self.eps = {g: {} for g in leaf}, {g: 2 for g in leaf}, {}, {g: 0. for g in leaf}
         self.sq, self.src = set(), {i: ns[0] for i, ns in tr.names.items()}   # squares of the units (x ∘ x); tensor → the parameter it views
+        self.canon = {n: ns[0] for ns in tr.names.values() for n in ns[1:]}    # a tied parameter's other names → its first
     def axes(self, t, g)->list:
         "The axes of t that carry group g's units."
         lab = self.tr.lab.get(id(t)) if isinstance(t, Tensor) else None
@@ -259,10 +260,12 @@ def _step(D:_Derive, g:str, name:str, args:tuple, ins:list, outs:list):
     if name in SDPA: return _sdpa(D, g, args, outs)
     m = None
     if name == 'embedding' and D.is_param(args[0]): m = D.new_var(args[0], g); D.set_factor(args[0], g, m)
-    elif name in PASS:
-        xs = [t for t in ins if D.axes(t, g)]
-        for t in xs[1:]: D.tie(D.get(xs[0], g), D.get(t, g), g)
-        m = D.get(xs[0], g) if xs else {}
+    elif name in PASS:                                                        # (cat, stack): a parameter joined in is written like a bias
+        xs = [t for t in ins if D.axes(t, g)]; acts = [t for t in xs if not D.is_param(t)]
+        m = D.get(acts[0], g) if acts else D.new_var(xs[0], g) if xs else {}
+        for t in xs:
+            if D.is_param(t): D.set_factor(t, g, m)
+            else: D.tie(m, D.get(t, g), g)
     elif name.rstrip('_') in ('add', 'sub', 'mul', 'div') and len(args) > 1: m = _arith(D, g, name, args[0], args[1], outs)
     elif args and isinstance(args[0], Tensor): m = _pointwise(D, g, name, args, outs)
     if m is None: return _unknown(D, g, name, ins, outs) if name not in ('sum', 'mean') else None
@@ -281,9 +284,9 @@ class GroupType:
 
 def _conclude(D:_Derive, g:str, entries:list)->GroupType:
     if g in D.bad: return GroupType('permutation', reason=D.bad[g])
-    names = {e.tensor for e in entries}
-    if names - set(D.factor[g]): return GroupType('permutation', reason=f'{sorted(names - set(D.factor[g]))[0]} plays no role a rule reads')
-    fac = {n: D.norm(m) for n, m in D.factor[g].items() if n in names}
+    names = {e.tensor: D.canon.get(e.tensor, e.tensor) for e in entries}       # a tied tensor's other names: its first name's character
+    if set(names.values()) - set(D.factor[g]): return GroupType('permutation', reason=f'{sorted(set(names.values()) - set(D.factor[g]))[0]} plays no role a rule reads')
+    fac = {n: D.norm(D.factor[g][c]) for n, c in names.items()}
     free = {v: tuple(D.free[v]) for v in {v for m in fac.values() for v in m}}
     sign, scale = any(f[0] for f in free.values()), any(f[1] for f in free.values())
     one = len(free) == 1 and all(m == {} or list(m.values())[0] in ((1, 1), (1, -1)) for m in fac.values())
