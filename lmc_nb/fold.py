@@ -44,8 +44,9 @@ def _fold_gain(sd:dict, spec:PermSpec, g:str, gt:GroupType, mn:str)->list:
     "Eq. (1) for the norm `mn` in group g: its readers take γ (and β into their biases); γ → 1, β → 0. The readers' names."
     w, b = f'{mn}.weight', (f'{mn}.bias' if f'{mn}.bias' in sd else None)
     e = _var(gt, w); gam = sd[w].double(); bet = sd[b].double() if b else None
-    readers = [f for f in spec.groups[g] if gt.factors[f.tensor] == {e: (1, -1)}]
-    others = [f.tensor for f in spec.groups[g] if e in gt.factors[f.tensor] and f.tensor not in (w, b) and gt.factors[f.tensor] != {e: (1, -1)}]
+    k = lambda f: gt.factors[f.tensor].get(e, (0, 0))[1]                        # the power of e in f's character: −1 reads the norm
+    readers = [f for f in spec.groups[g] if k(f) == -1]
+    others = [f.tensor for f in spec.groups[g] if k(f) not in (0, -1) and f.tensor not in (w, b)]
     if others: raise ValueError(f"fold_norms: {mn}'s output is written back into the stream ({others[0]} takes its variable): a post-norm block, no gain to fold")
     for f in readers:
         W = sd[f.tensor].double(); bn = _bias_of(sd, f.tensor)
@@ -80,34 +81,40 @@ def _untie(model:nn.Module)->list:
             setattr(mod, pn, nn.Parameter(getattr(mod, pn).detach().clone())); out.append(n)
     return out
 
-# %% ../nbs/06jb_fold.ipynb #fe63bf9b
+# %% ../nbs/06jb_fold.ipynb #292d71ec
+def _fold_group(out:nn.Module, sd:dict, spec:PermSpec, g:str, gt:GroupType, norms:list)->dict:
+    "Fold every norm of group g into `sd` (eq. 1, eq. 2 for LayerNorms) and swap the modules in `out`; {norm: what was done}, or ValueError with why not (`sd` then untouched)."
+    gains = {_var(gt, f'{mn}.weight') for mn, _ in norms}; trial = dict(sd)
+    done = {mn: _fold_gain(trial, spec, g, gt, mn) for mn, _ in norms}
+    ln = [mn for mn, m in norms if isinstance(m, nn.LayerNorm)]
+    writers = _centre(trial, spec, g, gt, gains) if ln else []
+    sd.update(trial)
+    for mn, _ in norms: _swap(out, mn)
+    return {mn: f"gain folded into {len(done[mn])} readers" + (f"; centring into {len(writers)} writers" if mn in ln else '') + "; now RMSNorm without a gain" for mn, _ in norms}
+
+# %% ../nbs/06jb_fold.ipynb #2f2ce6cb
 def fold_norms(model:nn.Module, x, # the example input the spec is traced and the result checked on
                spec:PermSpec=None, # `auto_spec(model, x)` by default
                rtol:float=1e-4, # relative output change allowed in the check (float32: centring moves rounding a little)
               )->tuple:
-    "(a folded copy of `model`: every foldable norm's gain and bias in its readers (eq. 1), LayerNorms' centring in the stream's writers and LayerNorm → RMSNorm (eq. 2); a report {norm: what was done or why not})."
+    "(a folded copy of `model`: every foldable norm's gain and bias in its readers (eq. 1), LayerNorms' centring in the stream's writers (eq. 2), each folded norm an nn.RMSNorm without a gain; a report {norm: what was done or why not})."
     out = copy.deepcopy(model).eval(); tied = _untie(out)                      # tied weights first: a folded head no longer equals its embedding
     spec = auto_spec(out, x) if spec is None or tied else spec; types = derive_types(out, x, spec)
     sd = {k: v.clone() for k, v in out.state_dict().items()}; rep = {'untied': tied} if tied else {}
     for g, gt in types.items():
         norms = _norms_in(model, spec, g)
         if not norms: continue
-        try:
-            gains = {_var(gt, f'{mn}.weight') for mn, _ in norms}; trial = dict(sd)
-            done = {mn: _fold_gain(trial, spec, g, gt, mn) for mn, _ in norms}
-            ln = [mn for mn, m in norms if isinstance(m, nn.LayerNorm)]
-            writers = _centre(trial, spec, g, gt, gains) if ln else []
-            sd = trial
-            for mn, m in norms: rep[mn] = f"gain folded into {len(done[mn])} readers" + (f"; centring into {len(writers)} writers, now RMSNorm" if mn in ln else '')
-            for mn in ln: _swap(out, mn)
+        try: rep.update(_fold_group(out, sd, spec, g, gt, norms))
         except ValueError as err: rep.update({mn: f'not folded: {err}' for mn, _ in norms})
     out.load_state_dict({k: v for k, v in sd.items() if k in out.state_dict()})
     _check(model, out, x, rtol); return out, rep
 
 def _swap(model:nn.Module, name:str):
-    "LayerNorm `name` → nn.RMSNorm over the same shape and eps, without affine parameters."
-    ln = model.get_submodule(name); parent, _, leaf = name.rpartition('.')
-    setattr(model.get_submodule(parent) if parent else model, leaf, nn.RMSNorm(ln.normalized_shape, eps=ln.eps, elementwise_affine=False))
+    "Norm `name` (its gain folded) → nn.RMSNorm over the same shape and eps, without affine parameters (the check after the fold catches an eps or a convention that differs)."
+    m = model.get_submodule(name); parent, _, leaf = name.rpartition('.')
+    eps = next((getattr(m, a) for a in ('eps', 'variance_epsilon') if getattr(m, a, None) is not None), None)
+    shape = m.normalized_shape if hasattr(m, 'normalized_shape') else tuple(m.weight.shape)
+    setattr(model.get_submodule(parent) if parent else model, leaf, nn.RMSNorm(shape, eps=eps, elementwise_affine=False))
 
 def _check(model:nn.Module, out:nn.Module, x, rtol:float):
     "The folded model must compute the original's function on x (relative to the outputs' scale)."

@@ -55,10 +55,10 @@ def apply_elements(spec:PermSpec, sd:dict, types:dict, els:dict, skip:str=None)-
     return sd
 
 # %% ../nbs/06k_typed_match.ipynb #42cef586
-def _scores(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None)->tuple:
-    "(S±, S=) of eq. (2): A's unit rows against B's, summed over group g's entries that a sign of variable `sv` flips, and the rest."
+def _scores(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, entries:list=None)->tuple:
+    "(S±, S=) of eq. (2): A's unit rows against B's, summed over group g's entries (or `entries`) that a sign of variable `sv` flips, and the rest."
     n = _n(spec, sa, g); S = [torch.zeros(n, n, dtype=torch.float64) for _ in range(2)]
-    for e in spec.groups[g]:
+    for e in (spec.groups[g] if entries is None else entries):
         flip = sv is not None and gt.factors[e.tensor].get(sv, (0, 0))[0] == 1
         S[0 if flip else 1] += e.to_front(sa[e.tensor].double()) @ e.to_front(sb[e.tensor].double()).T
     return S
@@ -67,9 +67,9 @@ def procrustes(S:Tensor)->Tensor:
     "Eq. (3): the orthogonal Q maximising ⟨S, Q⟩."
     U, _, Vh = torch.linalg.svd(S.double()); return U @ Vh
 
-def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, el:Element)->tuple:
+def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, el:Element, entries:list=None)->tuple:
     "(the best element of g's type given the others, its score, the current element's score)."
-    Sf, Sk = _scores(spec, sa, sb, g, gt, sv if gt.type != 'orthogonal' else next(iter(gt.free)))
+    Sf, Sk = _scores(spec, sa, sb, g, gt, sv if gt.type != 'orthogonal' else next(iter(gt.free)), entries)
     if gt.type == 'orthogonal':
         Q = procrustes(Sf); return Element('orthogonal', M=Q), float((Sf * Q).sum()), float((Sf * el.M).sum())
     p = hungarian(Sk + (Sf.abs() if sv else Sf)); ar = torch.arange(len(p))
@@ -99,11 +99,7 @@ def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in
     "({group: Element} moving B onto A, iterations): coordinate descent over the groups in random order, each solved exactly in its type (eq. 2, eq. 3)."
     sizes, names, gen = spec.check(sa), list(spec.groups), torch.Generator().manual_seed(seed)
     fixed = fixed or {}; sv = {g: _sign_var(g, types[g], fixed) for g in names}
-    els = {g: fixed.get(g, _identity(types[g], n)) for g, n in sizes.items()}
-    for g, (p, sg) in _invariant_start(spec, sa, sb, types).items():
-        if g not in fixed: els[g] = Element('signed permutation', p, {v: sg if v == sv[g] else d for v, d in els[g].d.items()})
-    for g in [g for g in names if types[g].type == 'orthogonal' and g not in fixed]:   # their maps fitted to the started groups first
-        els[g] = _solve(spec, sa, apply_elements(spec, sb, types, els, skip=g), g, types[g], None, els[g])[0]
+    els = _staged_start(spec, sa, sb, types, fixed, sv, {g: fixed.get(g, _identity(types[g], n)) for g, n in sizes.items()})
     for it in range(1, max_iter + 1):
         progress = False
         for gi in torch.randperm(len(names), generator=gen).tolist():
@@ -125,20 +121,34 @@ def _blocks(t:Tensor, e, f)->Tensor:
     x = t.double().movedim(e.axis, 0); x = x.reshape(*e.view, *x.shape[1:]).movedim((e.sub, f.sub), (0, 1))
     return x.reshape(x.shape[0], x.shape[1], -1)
 
-def _invariant_start(spec:PermSpec, sa:dict, sb:dict, types:dict)->dict:
-    "{group: (permutation, signs)} from eq. (3b) for each diagonal group whose every entry shares its view with one orthogonal group; signs relative to the best-fitting unit's map."
-    out = {}
-    for o in [g for g, t in types.items() if t.type == 'orthogonal']:
-        for g, t in types.items():
-            pairs = [(e, _partner(spec, e, o)) for e in spec.groups[g]] if t.type in DIAG else []
-            if not pairs or any(f is None for _, f in pairs): continue
-            M = sum(torch.einsum('iar,jbr->ijab', _blocks(sa[e.tensor], e, f), _blocks(sb[e.tensor], e, f)) for e, f in pairs)
-            nuc = torch.linalg.matrix_norm(M, 'nuc'); p = hungarian(nuc); Mp = M[torch.arange(len(p)), p]
-            Q0 = procrustes(Mp[int(nuc[torch.arange(len(p)), p].argmax())])      # one head's map: the others' signs relative to it
-            out[g] = (p, torch.where((Mp * Q0).sum((1, 2)) < 0, -1., 1.).double())
-    return out
+def _nuclear_start(spec:PermSpec, sa:dict, sb:dict, g:str, pairs:list, sv:str|None, el:Element)->Element:
+    "Group g started by eq. (3b) on `pairs` (its entries, each with its orthogonal partner); signs relative to the best-fitting unit's map."
+    M = sum(torch.einsum('iar,jbr->ijab', _blocks(sa[e.tensor], e, f), _blocks(sb[e.tensor], e, f)) for e, f in pairs)
+    nuc = torch.linalg.matrix_norm(M, 'nuc'); p = hungarian(nuc); ar = torch.arange(len(p)); Mp = M[ar, p]
+    Q0 = procrustes(Mp[int(nuc[ar, p].argmax())])                            # one unit's map: the others' signs relative to it
+    sg = torch.where((Mp * Q0).sum((1, 2)) < 0, -1., 1.).double()
+    return Element('signed permutation', p, {v: sg if v == sv else d for v, d in el.d.items()})
 
-# %% ../nbs/06k_typed_match.ipynb #2b367b51
+# %% ../nbs/06k_typed_match.ipynb #d1c66a74
+def _staged_start(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict, sv:dict, els:dict)->dict:
+    "The descent's start: groups solved one at a time on their determined entries, the best determined first."
+    bt, known = spec.by_tensor(), set(fixed)
+    others = lambda g, e: {h for h, f in bt[e.tensor] if h != g}
+    def partner(g):
+        os = [o for o, t in types.items() if t.type == 'orthogonal' and o not in known]
+        return next((o for o in os if types[g].type in DIAG and all(_partner(spec, e, o) for e in spec.groups[g])), None)
+    def det(g):
+        o = partner(g); return [e for e in spec.groups[g] if others(g, e) - {o} <= known]
+    while len(known) < len(spec.groups):
+        width = {g: sum(e.size(sa[e.tensor]) for e in det(g)) / sum(e.size(sa[e.tensor]) for e in spec.groups[g]) for g in spec.groups if g not in known}
+        g = max(width, key=width.get); es, o = det(g), partner(g)
+        sb_k = apply_elements(spec, sb, types, {h: els[h] for h in known})
+        if es and o: els[g] = _nuclear_start(spec, sa, sb_k, g, [(e, _partner(spec, e, o)) for e in es], sv[g], els[g])
+        elif es: els[g] = _solve(spec, sa, sb_k, g, types[g], sv[g], els[g], es)[0]
+        known.add(g)
+    return els
+
+# %% ../nbs/06k_typed_match.ipynb #587c727a
 def act_maps(A:nn.Module, B:nn.Module, data:Data, spec, # a spec with feature points (`auto_spec`'s `features`)
              types:dict, bs:int=512, max_samples:int=None, ridge:float=0.)->dict:
     "{general linear group: Element(M̂)} of eq. (4), refused where B's second moment is singular (fewer samples than units, dead units)."
@@ -157,7 +167,7 @@ def act_maps(A:nn.Module, B:nn.Module, data:Data, spec, # a spec with feature po
         out[g] = Element('general linear', M=torch.linalg.solve(Cbb, Cab.T).T)
     return out
 
-# %% ../nbs/06k_typed_match.ipynb #3495ad33
+# %% ../nbs/06k_typed_match.ipynb #9bc546e4
 def align_typed(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict=None, **kw)->tuple:
     "(B moved by its whole group onto A, in A's scales; {group: matched Element}; iterations)."
     ca, ea = canonical_scales(spec, sa, types)
