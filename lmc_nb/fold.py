@@ -106,8 +106,8 @@ def fold_norms(model:nn.Module, x, # the example input the spec is traced and th
         if not norms: continue
         try: rep.update(_fold_group(out, sd, spec, g, gt, norms))
         except ValueError as err: rep.update({mn: f'not folded: {err}' for mn, _ in norms})
-    out.load_state_dict({k: v for k, v in sd.items() if k in out.state_dict()})
-    _check(model, out, x, rtol); return out, rep
+    out.load_state_dict({k: v for k, v in sd.items() if k in out.state_dict()}); _check(model, out, x, rtol)
+    return out, rep
 
 def _swap(model:nn.Module, name:str):
     "Norm `name` (its gain folded) → nn.RMSNorm over the same shape and eps, without affine parameters (the check after the fold catches an eps or a convention that differs)."
