@@ -103,8 +103,7 @@ def fold_norms(model:nn.Module, x, # the example input the spec is traced and th
     sd = {k: v.clone() for k, v in out.state_dict().items()}; rep = {'untied': tied} if tied else {}
     for g, gt in types.items():
         norms = _norms_in(model, spec, g)
-        if not norms: continue
-        try: rep.update(_fold_group(out, sd, spec, g, gt, norms))
+        try: rep.update(_fold_group(out, sd, spec, g, gt, norms) if norms else {})
         except ValueError as err: rep.update({mn: f'not folded: {err}' for mn, _ in norms})
     out.load_state_dict({k: v for k, v in sd.items() if k in out.state_dict()}); _check(model, out, x, rtol)
     return out, rep
