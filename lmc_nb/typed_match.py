@@ -95,7 +95,9 @@ def _sign_var(g:str, gt:GroupType, fixed:dict)->str|None:
 def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in canonical scales (`canonical_scales`)
                           types:dict, # group → `GroupType`
                           fixed:dict=None, # group → Element held fixed (general linear groups: from `act_maps`)
-                          max_iter:int=100, seed:int=0)->tuple:
+                          max_iter:int=100, seed:int=0,
+                          tol:float=1e-7, # a sweep whose every solve gains less than tol (relative to its score) ends the descent: Procrustes steps gain a little forever
+                         )->tuple:
     "({group: Element} moving B onto A, iterations): coordinate descent over the groups in random order, each solved exactly in its type (eq. 2, eq. 3)."
     sizes, names, gen = spec.check(sa), list(spec.groups), torch.Generator().manual_seed(seed)
     fixed = fixed or {}; sv = {g: _sign_var(g, types[g], fixed) for g in names}
@@ -106,7 +108,7 @@ def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in
             g = names[gi]
             if g in fixed: continue
             el, new, old = _solve(spec, sa, apply_elements(spec, sb, types, els, skip=g), g, types[g], sv[g], els[g])
-            if new > old + 1e-9 * max(abs(old), 1): els[g], progress = el, True
+            if new > old + tol * max(abs(old), 1): els[g], progress = el, True
         if not progress: break
     else: warnings.warn(f"typed_weight_matching: still improving after {max_iter} sweeps", RuntimeWarning)
     return els, it
