@@ -81,8 +81,11 @@ def norm(self:_Derive, m:dict)->dict:
 @patch
 def constrain(self:_Derive, m:dict, kind:str, g:str, mat:int=0):
     "Restrict character m: 'one' (χ = 1), 'pos' (χ > 0) or 'unit' (|χ| = 1); the matrices that still pass drop to `mat`."
-    self.mat[g] = min(self.mat[g], mat)
-    for v, (s, k) in self.norm(m).items():
+    self.mat[g] = min(self.mat[g], mat); m = self.norm(m)
+    if kind == 'one' and len(m) == 2 and all(s == 1 and abs(k) == 1 for s, k in m.values()):   # d_x^±1 d_y^±1 = 1: y is x's (inverse) image
+        (x, (_, kx)), (y, (_, ky)) = m.items()
+        self.alias[y] = (x, 1, -kx * ky); self.free[x] = [f and h for f, h in zip(self.free[x], self.free.pop(y))]; return
+    for v, (s, k) in m.items():
         if k and kind in ('one', 'unit'): self.free[v][1] = False
         if s and kind in ('one', 'pos'): self.free[v][0] = False
 

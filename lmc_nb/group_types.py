@@ -75,7 +75,7 @@ def condition_number(gt:GroupType, el:Element)->float:
 def prove_types(model:nn.Module, x, spec:PermSpec, types:dict, seed:int=0,
                 rtol:float=None, # default: 1000 × the output dtype's epsilon, as `auto_spec`
                )->dict:
-    "group → dict(type, own, tol, covers={cover: change or None}): the relative output change under a random element of its type (eq. 2) and of each cover."
+    "group → dict(type, own, tol, covers={cover: change or None}): the relative output change under a random element of its type (must be ≤ tol, eq. 2) and of each cover (> tol: it breaks the function)."
     sd, change, dtype = _output_change(model, x)
     rtol, sizes, out = 1e3 * torch.finfo(dtype).eps if rtol is None else rtol, spec.check(sd), {}
     for g, gt in types.items():
@@ -96,9 +96,9 @@ class TypedSpec(AutoSpec):
     "An `AutoSpec` whose groups carry their derived, proved type (`types`, `proofs`)."
     def __repr__(self):
         cnt = type_counts(self.types, self.sizes)
-        missed = [g for g, p in self.proofs.items() if any(c is not None and c <= 10 * p['tol'] for c in p['covers'].values())]
+        missed = [g for g, p in self.proofs.items() if any(c is not None and c <= p['tol'] for c in p['covers'].values())]
         return (f"TypedSpec({len(self.groups)} groups; " + ', '.join(f"{t}: {cnt[t]} units" for t in TYPES if t in cnt)
-                + (f"; a cover kept the function in {missed}" if missed else '') + ')')
+                + (f"; a cover changed the outputs no more than tol in {missed}: a missed symmetry, or an input too weak to tell" if missed else '') + ')')
 
 def typed_spec(model:nn.Module, x, spec:AutoSpec=None, seed:int=0)->TypedSpec:
     "`auto_spec(model, x)` (or `spec`) with each group's type (`derive_types`), proved on `x` (`prove_types`, refused where an element breaks the function)."
