@@ -25,7 +25,7 @@ def _inv_sqrt(C:Tensor)->Tensor:
 
 def cca_map(C:Tensor, # ((m + m'), (m + m')) joint covariance of [a, b] (`CrossStats(joint=True).cov()`)
             m:int, # A's units (the first m)
-            reg:float=1e-4, # ridge on each model's covariance, relative to its mean variance
+            reg:float=0.1, # ridge on each model's covariance, relative to its mean variance (the authors' code: γ = 0.1, absolute)
            )->Tensor:
     "Eq. (1): the (m, m') map M with a ≈ M b, from canonical correlation analysis of the two models' features."
     C = C.double(); Caa, Cbb, Cab = C[:m, :m], C[m:, m:], C[:m, m:]
@@ -37,14 +37,14 @@ def cca_map(C:Tensor, # ((m + m'), (m + m')) joint covariance of [a, b] (`CrossS
 
 # %% ../nbs/06l_cca_merge.ipynb #fd08db36
 def cca_maps(A:nn.Module, B:nn.Module, data:Data, spec, # a spec with feature points (`auto_spec`)
-             reg:float=1e-4, bs:int=512, max_samples:int=None)->dict:
+             reg:float=0.1, bs:int=512, max_samples:int=None)->dict:
     "{group: (m, m) map M of eq. (1)} for every group of `spec` with feature points, from one stream of `data` through A and B."
     fs = {g: ps for g, ps in getattr(spec, 'features', {}).items() if g in spec.groups and all(len(p) <= 2 or p[2] is None for p in ps)}   # units seen through a view (heads) keep I
     if not fs: raise ValueError("cca_maps: the spec has no feature points (derive it with `auto_spec`)")
     st = feature_stats(A, B, data, fs, bs, max_samples, joint=True)
     return {g: cca_map(s.cov(), len(s.cov()) // 2, reg) for g, s in st.items()}
 
-def cca_align(A:nn.Module, B:nn.Module, data:Data, spec, reg:float=1e-4, **kw)->tuple:
+def cca_align(A:nn.Module, B:nn.Module, data:Data, spec, reg:float=0.1, **kw)->tuple:
     "(B's state dict with each group moved by its CCA map: writers M, readers M⁻ᵀ; the maps). Not B's function where a nonlinearity sits between."
     maps, sd = cca_maps(A, B, data, spec, reg, **kw), {k: v.clone() for k, v in B.state_dict().items()}
     roles = entry_roles(B, spec)
@@ -53,6 +53,6 @@ def cca_align(A:nn.Module, B:nn.Module, data:Data, spec, reg:float=1e-4, **kw)->
             if g in maps: sd[name] = move_axis(sd[name].double(), e, maps[g] if r == 'out' else torch.linalg.inv(maps[g]).T).to(sd[name].dtype)
     return sd, maps
 
-def cca_merge(A:nn.Module, B:nn.Module, data:Data, spec, lam:float=0.5, reg:float=1e-4, **kw)->dict:
+def cca_merge(A:nn.Module, B:nn.Module, data:Data, spec, lam:float=0.5, reg:float=0.1, **kw)->dict:
     "The merged state dict (1 − λ)·A + λ·B', B' = `cca_align`."
     return lerp(A.state_dict(), cca_align(A, B, data, spec, reg, **kw)[0], lam)
