@@ -142,7 +142,8 @@ def _align_args(a):
     "`lmc align`'s arguments."
     a.add_argument('a', help='checkpoint A: a safetensors state dict (or a folder with model.safetensors)')
     a.add_argument('b', help='checkpoint B, aligned onto A')
-    a.add_argument('--model', required=True, help="the architecture: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'")
+    a.add_argument('--model', default=None, help="the architecture: 'module:name' (e.g. torchvision.models:resnet18) or 'file.py:name'; leave out when A and B are Hugging Face folders (save_pretrained)")
+    a.add_argument('--text', default='licenses', help="Hugging Face folders: the text the language-model loss is measured on ('licenses': /usr/share/common-licenses, or a file or folder)")
     a.add_argument('--model-kwargs', type=_json_dict, default={}, help='keyword arguments of the factory, as JSON (e.g. \'{"num_classes": 10}\')')
     _checkpoint_data_args(a)
     a.add_argument('--method', default='weight', help='comma-separated: weight, activation')
@@ -243,11 +244,21 @@ def _pairs_text(rows:list)->str:
 def _align(a)->int:
     from lmc_nb.align import run_align
     if a.lams < 3: raise ValueError(f"--lams {a.lams}: need at least 3 points on the path")
+    if a.model is None: return _align_hf(a)
     if a.boot < 0: raise ValueError(f"--boot {a.boot}: need 0 (no intervals) or more resamples")
     run_align(a.a, a.b, a.model, a.model_kwargs, a.data, a.root, a.download, a.limit, a.channels, _list(a.method), a.repair,
               a.lams, a.boot, a.stat_samples, a.out, a.force, progress=not a.quiet)
     print((Path(a.out) / 'align.md').read_text())
     print(f"written to {Path(a.out).resolve()} (B_aligned_*.safetensors, perms_*.safetensors, align.json, align.md, curves.png)")
+    return 0
+
+def _align_hf(a)->int:
+    "`lmc align DIR_A DIR_B` without --model: two Hugging Face folders (or hub ids), on their own language-model task."
+    from lmc_nb.hf_align import run_hf_align, is_hf_folder
+    for p in (a.a, a.b):
+        if Path(p).exists() and not is_hf_folder(p): raise ValueError(f"{p}: not a Hugging Face folder (no config.json); for a state dict, pass --model")
+    run_hf_align(a.a, a.b, a.text, a.lams, a.out, a.force)
+    print((Path(a.out) / 'hf_align.md').read_text()); print(f"written to {Path(a.out).resolve()} (hf_align.json, hf_align.md)")
     return 0
 
 # %% ../nbs/12b_cli.ipynb #1dc9f1bf

@@ -69,8 +69,8 @@ def procrustes(S:Tensor)->Tensor:
 
 def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, el:Element, entries:list=None)->tuple:
     "(the best element of g's type given the others, its score, the current element's score)."
-    Sf, Sk = _scores(spec, sa, sb, g, gt, sv if gt.type != 'orthogonal' else next(iter(gt.free)), entries)
-    if gt.type == 'orthogonal':
+    Sf, Sk = _scores(spec, sa, sb, g, gt, sv if gt.type not in ('orthogonal', 'general linear') else next(iter(gt.free)), entries)
+    if gt.type in ('orthogonal', 'general linear'):                          # (a general linear group without its map: its orthogonal subgroup)
         Q = procrustes(Sf); return Element('orthogonal', M=Q), float((Sf * Q).sum()), float((Sf * el.M).sum())
     p = hungarian(Sk + (Sf.abs() if sv else Sf)); ar = torch.arange(len(p))
     sg = el.d[sv].sign() if sv else 1.
@@ -81,13 +81,13 @@ def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, el
 
 # %% ../nbs/06k_typed_match.ipynb #79ae4716
 def _identity(gt:GroupType, n:int)->Element:
-    if gt.type in ('orthogonal', 'general linear'): return Element(gt.type, M=torch.eye(n, dtype=torch.float64))
+    if gt.type in ('orthogonal', 'general linear'): return Element('orthogonal', M=torch.eye(n, dtype=torch.float64))
     return Element('signed permutation', torch.arange(n), {v: torch.ones(n, dtype=torch.float64) for v in gt.free})
 
 def _sign_var(g:str, gt:GroupType, fixed:dict)->str|None:
-    "The variable whose signs the matching chooses (None: the type has none); refuses a general linear group without its map."
+    "The variable whose signs the matching chooses (None: the type has none); a general linear group without its map is said to be matched in its orthogonal subgroup."
     signs = [v for v, (s, _) in gt.free.items() if s]
-    if gt.type == 'general linear' and g not in fixed: raise ValueError(f"typed_weight_matching: group {g!r} is general linear: its map comes from activations (`act_maps`), pass it in `fixed`")
+    if gt.type == 'general linear' and g not in fixed: warnings.warn(f"typed_weight_matching: group {g!r} is general linear but has no map from activations (`act_maps`, `fixed`): matched in its orthogonal subgroup")
     if len(signs) > 1 and gt.type in DIAG: warnings.warn(f"typed_weight_matching: group {g!r} has {len(signs)} independent sign variables; only {signs[0]}'s are matched, the others keep their signs")
     return signs[0] if signs and gt.type in DIAG and DIAG[gt.type][0] else None
 
@@ -137,7 +137,7 @@ def _staged_start(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict, sv:di
     bt, known = spec.by_tensor(), set(fixed)
     others = lambda g, e: {h for h, f in bt[e.tensor] if h != g}
     def partner(g):
-        os = [o for o, t in types.items() if t.type == 'orthogonal' and o not in known]
+        os = [o for o, t in types.items() if t.type in ('orthogonal', 'general linear') and o not in known]
         return next((o for o in os if types[g].type in DIAG and all(_partner(spec, e, o) for e in spec.groups[g])), None)
     def det(g):
         o = partner(g); return [e for e in spec.groups[g] if others(g, e) - {o} <= known]
