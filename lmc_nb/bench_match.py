@@ -14,6 +14,11 @@ from .match import weight_matching, weight_matching_reference, match_objective
 from .autospec import auto_spec, ram_bytes
 from .timing import best_time, report_line
 from .bench_pairs import torch_layers, trained_pair, trained_tv_pair, MATCH_MODELS, TV_MATCH, PLANTED_BIG, planted_pair, planted_state
+from .fold import fold_norms
+from .characters import derive_types, type_counts
+from .typed_match import align_typed
+from .perm import apply_perm
+from .vit import ViT
 
 # %% auto #0
 __all__ = ['in_capped_child', 'match_peak', 'bench_match']
@@ -162,6 +167,20 @@ def _planted_small(A:nn.Module, name:str, repeat:int, tol:float)->dict:
     if not recovered: raise AssertionError("bench_match: the planted permutation was not recovered")
     return report_line(f"match_{name}_planted", t_o, t_r, baseline='reference loop', objective=round(oo, 4), recovered=recovered)
 
+# %% ../nbs/12_bench_match.ipynb #9ee1ac3e
+def _typed_line(name:str, A:nn.Module, B:nn.Module, x, repeat:int=1, max_iter:int=100)->dict:
+    "One line: `align_typed` on the folded pair against `weight_matching` on the same folded pair."
+    t0 = time.perf_counter(); fa, fb = fold_norms(A, x)[0], fold_norms(B, x)[0]
+    spec = auto_spec(fa, x); types = derive_types(fa, x, spec); prep = time.perf_counter() - t0
+    sa, sb = fa.state_dict(), fb.state_dict()
+    t_p, (perms, _) = best_time(lambda: weight_matching(spec, sa, sb), repeat)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore'); t_w, (whole, _, sweeps) = best_time(lambda: align_typed(spec, sa, sb, types, max_iter=max_iter), repeat)
+    dist = lambda s: round(sum(float((sa[k].double() - s[k].double()).square().sum()) for k in sa) ** 0.5, 3)
+    sizes = {g: es[0].size(sa[es[0].tensor]) for g, es in spec.groups.items()}
+    return report_line(name, t_w, t_p, baseline='permutation-only weight matching (folded)', prep_s=round(prep, 3), sweeps=sweeps, converged=sweeps < max_iter,
+                       types=type_counts(types, sizes), distance_perm=dist(apply_perm(spec, sb, perms)), distance_whole=dist(whole))
+
 # %% ../nbs/12_bench_match.ipynb #0cb70fe0
 def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list:
     "Weight matching: ours vs the `rebasin` package and the reference loop, on random, trained and planted models (a generator: each line as it is measured)."
@@ -183,3 +202,7 @@ def bench_match(repeat:int=1, quick:bool=False, tol:float=1e-4, root=None)->list
         big = sum(p.numel() for p in A.parameters()) > 100_000_000              # the reference loop recomputes every score each sweep: past
         yield _match_line(f'match_{name}_planted', A, B, x, repeat, tol, planted=pi, derived=True, reference=not big)   # 20 min on GPT-2 small
     yield _planted_small(init_model(mlp(512) if quick else MATCH_MODELS['resnet20x4'][0], 0), 'mlp512' if quick else 'resnet20x4', repeat, tol)
+    tanh = lambda s: init_model(dict(arch='mlp', d_in=784, widths=[128 if quick else 512] * 2, d_out=10, norm='none', act='tanh'), s)
+    yield _typed_line(f"match_whole_tanh_mlp{128 if quick else 512}", tanh(0), tanh(1), torch.randn(8, 784), repeat)
+    vit = lambda s: (torch.manual_seed(s), ViT(img=28, patch=7, in_ch=1, dim=16 if quick else 64, depth=1 if quick else 3, heads=2 if quick else 4, mlp_ratio=2).eval())[1]
+    yield _typed_line(f"match_whole_vit{16 if quick else 64}", vit(0), vit(1), torch.randn(8, 1, 28, 28), repeat, max_iter=10 if quick else 1000)

@@ -102,13 +102,15 @@ def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in
     sizes, names, gen = spec.check(sa), list(spec.groups), torch.Generator().manual_seed(seed)
     fixed = fixed or {}; sv = {g: _sign_var(g, types[g], fixed) for g in names}
     els = _staged_start(spec, sa, sb, types, fixed, sv, {g: fixed.get(g, _identity(types[g], n)) for g, n in sizes.items()})
+    cur = {k: v.double() for k, v in apply_elements(spec, sb, types, els).items()}   # B moved by every element, kept in float64
     for it in range(1, max_iter + 1):
         progress = False
         for gi in torch.randperm(len(names), generator=gen).tolist():
             g = names[gi]
             if g in fixed: continue
-            el, new, old = _solve(spec, sa, apply_elements(spec, sb, types, els, skip=g), g, types[g], sv[g], els[g])
-            if new > old + tol * max(abs(old), 1): els[g], progress = el, True
+            rest = apply_element(spec, cur, g, types[g], inverse_element(els[g]))   # B moved by the others only: elements of different groups commute
+            el, new, old = _solve(spec, sa, rest, g, types[g], sv[g], els[g])
+            if new > old + tol * max(abs(old), 1): els[g], progress, cur = el, True, apply_element(spec, rest, g, types[g], el)
         if not progress: break
     else: warnings.warn(f"typed_weight_matching: still improving after {max_iter} sweeps", RuntimeWarning)
     return els, it
