@@ -54,11 +54,14 @@ def _plain(e)->bool: return e.view is None and e.span is None and not e.inner an
 
 def move_axis(t:Tensor, e, A:Tensor)->Tensor:
     "`t` with the rows R of entry `e` (`Axis.to_front`) replaced by A R; A (n, m) may change the axis' size only where `e` is a plain axis."
-    if A.shape[0] != A.shape[1] or A.shape[1] != e.size(t):
-        if not _plain(e) or A.shape[1] != t.shape[e.axis]: raise ValueError(f"move_axis: {e.tensor!r}: a {tuple(A.shape)} map on an entry of size {e.size(t)} (a view, block or slice keeps its size)")
+    if _plain(e) and A.shape[1] == t.shape[e.axis]:                          # a plain axis: one matrix product
         x = t.movedim(e.axis, 0)
         return (A.to(t.dtype) @ x.reshape(len(x), -1)).reshape(len(A), *x.shape[1:]).movedim(0, e.axis)
-    J = e.to_front(torch.arange(t.numel()).view(t.shape))
+    if A.shape[0] != A.shape[1] or A.shape[1] != e.size(t): raise ValueError(f"move_axis: {e.tensor!r}: a {tuple(A.shape)} map on an entry of size {e.size(t)} (a view, block or slice keeps its size)")
+    if e.view is not None and e.span is None and not e.inner and e.at is None:    # one factor of a viewed axis: the same product, in the view
+        x = t.movedim(e.axis, 0); shp = x.shape; x = x.reshape(*e.view, *shp[1:]).movedim(e.sub, 0)
+        return (A.to(t.dtype) @ x.reshape(len(x), -1)).reshape(x.shape).movedim(0, e.sub).reshape(shp).movedim(0, e.axis)
+    J = e.to_front(torch.arange(t.numel()).view(t.shape))                     # anything else (a block, a slice, steps): gathered and scattered
     return soft_apply(t, [(None, J)], {None: A})
 
 # %% ../nbs/06bb_otfuse.ipynb #adaa0f02
