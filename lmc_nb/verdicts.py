@@ -10,7 +10,7 @@ from .nnutil import mean_ci
 
 # %% auto #0
 __all__ = ['COUNT_CAP', 'BEYOND', 'Verdict', 'Beyond', 'pairs_for', 'band_verdict', 'compare_verdict', 'bound_verdict',
-           'with_cost', 'more_needed']
+           'paired_direction', 'with_cost', 'more_needed']
 
 # %% ../nbs/12f_verdicts.ipynb #e867d7cb
 class Verdict(tuple):
@@ -266,6 +266,14 @@ def bound_verdict(values:list, # independent measurements
     need = (f"{_approx(n)} pairs (have {len(values)}) for a 95 % half-width of {abs(m - bound):.3g}, the distance from the mean to the bound" if n
             else "no finite number of pairs: the mean sits on the bound")
     return Verdict(m, [lo, hi], 'inconclusive', rule, need, (n, len(values)) if n else None)
+
+# %% ../nbs/12f_verdicts.ipynb #86c2ba65
+def paired_direction(diffs:list, # per-pair differences, treatment minus baseline
+                     level:float=0.95)->tuple:
+    "(`mean_ci` of the differences, 'lower' | 'higher' | 'undecided' | 'not tested')."
+    s = mean_ci(diffs, level)
+    if len(diffs) < 2: return s, 'not tested'
+    return s, 'lower' if s['ci_high'] < 0 else 'higher' if s['ci_low'] > 0 else 'undecided'
 
 # %% ../nbs/12f_verdicts.ipynb #4b89dcc9
 def _hours(h:float)->str:
