@@ -61,7 +61,7 @@ def apply_element(spec:PermSpec, sd:dict, g:str, gt:GroupType, el:Element)->dict
     "`sd` with group g moved by `el` (eq. 1), in each tensor's dtype; None where some entry has no map under `el`."
     out = dict(sd)
     for e in spec.groups[g]:
-        A = _entry_map(gt.factors[e.tensor], el)
+        A = _entry_map(gt.factors[e.tensor] if gt.factors else {}, el)       # a group without characters (no rule followed it): permutations only
         if A is None: return None
         out[e.tensor] = move_axis(out[e.tensor].double(), e, A).to(sd[e.tensor].dtype)
     return out

@@ -55,41 +55,41 @@ def apply_elements(spec:PermSpec, sd:dict, types:dict, els:dict, skip:str=None)-
     return sd
 
 # %% ../nbs/06k_typed_match.ipynb #42cef586
-def _scores(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, entries:list=None)->tuple:
-    "(S±, S=) of eq. (2): A's unit rows against B's, summed over group g's entries (or `entries`) that a sign of variable `sv` flips, and the rest."
-    n = _n(spec, sa, g); S = [torch.zeros(n, n, dtype=torch.float64) for _ in range(2)]
+def _scores(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, svs:list, entries:list=None)->tuple:
+    "({v: S^v}, S=) of eq. (2): A's unit rows against B's, summed over group g's entries (or `entries`) by the one sign variable of `svs` that flips each; entries no sign (or more than one) flips go to S=."
+    n = _n(spec, sa, g); S, keep = {}, torch.zeros(n, n, dtype=torch.float64)
     for e in (spec.groups[g] if entries is None else entries):
-        flip = sv is not None and gt.factors[e.tensor].get(sv, (0, 0))[0] == 1
-        S[0 if flip else 1] += e.to_front(sa[e.tensor].double()) @ e.to_front(sb[e.tensor].double()).T
-    return S
+        vs = [v for v in svs if gt.factors[e.tensor].get(v, (0, 0))[0] == 1]
+        X = e.to_front(sa[e.tensor].double()) @ e.to_front(sb[e.tensor].double()).T
+        if len(vs) == 1: S[vs[0]] = S.get(vs[0], 0) + X
+        else: keep += X
+    return S, keep
 
 def procrustes(S:Tensor)->Tensor:
     "Eq. (3): the orthogonal Q maximising ⟨S, Q⟩."
     U, _, Vh = torch.linalg.svd(S.double()); return U @ Vh
 
-def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, sv:str|None, el:Element, entries:list=None)->tuple:
+def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, svs:list, el:Element, entries:list=None)->tuple:
     "(the best element of g's type given the others, its score, the current element's score)."
-    Sf, Sk = _scores(spec, sa, sb, g, gt, sv if gt.type not in ('orthogonal', 'general linear') else next(iter(gt.free)), entries)
     if gt.type in ('orthogonal', 'general linear'):                          # (a general linear group without its map: its orthogonal subgroup)
-        Q = procrustes(Sf); return Element('orthogonal', M=Q), float((Sf * Q).sum()), float((Sf * el.M).sum())
-    p = hungarian(Sk + (Sf.abs() if sv else Sf)); ar = torch.arange(len(p))
-    sg = el.d[sv].sign() if sv else 1.
+        v = next(iter(gt.free)); Ss, _ = _scores(spec, sa, sb, g, gt, [v], entries); Sf = Ss.get(v, torch.zeros(1))
+        Q = procrustes(Sf) if Sf.ndim == 2 else el.M; return Element('orthogonal', M=Q), float((Sf * Q).sum()), float((Sf * el.M).sum())
+    Ss, Sk = _scores(spec, sa, sb, g, gt, svs, entries)
+    C = Sk + sum(S.abs() for S in Ss.values()); p = hungarian(C); ar = torch.arange(len(p))
     d = {v: torch.ones(len(p), dtype=torch.float64) for v in gt.free}
-    if sv: d[sv] = torch.where(Sf[ar, p] < 0, -1., 1.).double()
-    new = float((Sk[ar, p] + (Sf[ar, p].abs() if sv else Sf[ar, p])).sum())
-    return Element('signed permutation', p, d), new, float((Sk[ar, el.p] + sg * Sf[ar, el.p]).sum())
+    for v, S in Ss.items(): d[v] = torch.where(S[ar, p] < 0, -1., 1.).double()
+    old = Sk[ar, el.p] + sum(el.d[v].sign() * S[ar, el.p] for v, S in Ss.items())
+    return Element('signed permutation', p, d), float(C[ar, p].sum()), float(old.sum())
 
 # %% ../nbs/06k_typed_match.ipynb #79ae4716
 def _identity(gt:GroupType, n:int)->Element:
     if gt.type in ('orthogonal', 'general linear'): return Element('orthogonal', M=torch.eye(n, dtype=torch.float64))
     return Element('signed permutation', torch.arange(n), {v: torch.ones(n, dtype=torch.float64) for v in gt.free})
 
-def _sign_var(g:str, gt:GroupType, fixed:dict)->str|None:
-    "The variable whose signs the matching chooses (None: the type has none); a general linear group without its map is said to be matched in its orthogonal subgroup."
-    signs = [v for v, (s, _) in gt.free.items() if s]
+def _sign_vars(g:str, gt:GroupType, fixed:dict)->list:
+    "The variables whose signs the matching chooses ([] where the type has none); a general linear group without its map is said to be matched in its orthogonal subgroup."
     if gt.type == 'general linear' and g not in fixed: warnings.warn(f"typed_weight_matching: group {g!r} is general linear but has no map from activations (`act_maps`, `fixed`): matched in its orthogonal subgroup")
-    if len(signs) > 1 and gt.type in DIAG: warnings.warn(f"typed_weight_matching: group {g!r} has {len(signs)} independent sign variables; only {signs[0]}'s are matched, the others keep their signs")
-    return signs[0] if signs and gt.type in DIAG and DIAG[gt.type][0] else None
+    return [v for v, (s, _) in gt.free.items() if s] if gt.type in DIAG and DIAG[gt.type][0] else []
 
 # %% ../nbs/06k_typed_match.ipynb #2a07acb5
 def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in canonical scales (`canonical_scales`)
@@ -100,7 +100,7 @@ def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in
                          )->tuple:
     "({group: Element} moving B onto A, iterations): coordinate descent over the groups in random order, each solved exactly in its type (eq. 2, eq. 3)."
     sizes, names, gen = spec.check(sa), list(spec.groups), torch.Generator().manual_seed(seed)
-    fixed = fixed or {}; sv = {g: _sign_var(g, types[g], fixed) for g in names}
+    fixed = fixed or {}; sv = {g: _sign_vars(g, types[g], fixed) for g in names}
     els = _staged_start(spec, sa, sb, types, fixed, sv, {g: fixed.get(g, _identity(types[g], n)) for g, n in sizes.items()})
     cur = {k: v.double() for k, v in apply_elements(spec, sb, types, els).items()}   # B moved by every element, kept in float64
     for it in range(1, max_iter + 1):
@@ -125,13 +125,13 @@ def _blocks(t:Tensor, e, f)->Tensor:
     x = t.double().movedim(e.axis, 0); x = x.reshape(*e.view, *x.shape[1:]).movedim((e.sub, f.sub), (0, 1))
     return x.reshape(x.shape[0], x.shape[1], -1)
 
-def _nuclear_start(spec:PermSpec, sa:dict, sb:dict, g:str, pairs:list, sv:str|None, el:Element)->Element:
+def _nuclear_start(spec:PermSpec, sa:dict, sb:dict, g:str, pairs:list, svs:list, el:Element)->Element:
     "Group g started by eq. (3b) on `pairs` (its entries, each with its orthogonal partner); signs relative to the best-fitting unit's map."
     M = sum(torch.einsum('iar,jbr->ijab', _blocks(sa[e.tensor], e, f), _blocks(sb[e.tensor], e, f)) for e, f in pairs)
     nuc = torch.linalg.matrix_norm(M, 'nuc'); p = hungarian(nuc); ar = torch.arange(len(p)); Mp = M[ar, p]
     Q0 = procrustes(Mp[int(nuc[ar, p].argmax())])                            # one unit's map: the others' signs relative to it
     sg = torch.where((Mp * Q0).sum((1, 2)) < 0, -1., 1.).double()
-    return Element('signed permutation', p, {v: sg if v == sv else d for v, d in el.d.items()})
+    return Element('signed permutation', p, {v: sg if v in svs else d for v, d in el.d.items()})
 
 # %% ../nbs/06k_typed_match.ipynb #d1c66a74
 def _staged_start(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict, sv:dict, els:dict)->dict:
