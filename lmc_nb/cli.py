@@ -257,6 +257,7 @@ def _align_hf(a)->int:
     from lmc_nb.hf_align import run_hf_align, is_hf_folder
     for p in (a.a, a.b):
         if Path(p).exists() and not is_hf_folder(p): raise ValueError(f"{p}: not a Hugging Face folder (no config.json); for a state dict, pass --model")
+        if not Path(p).exists() and str(p).count('/') != 1: raise ValueError(f"{p}: no such folder, nor a hub id ('org/name'); for a state dict, pass --model")
     run_hf_align(a.a, a.b, a.text, a.lams, a.out, a.force)
     print((Path(a.out) / 'hf_align.md').read_text()); print(f"written to {Path(a.out).resolve()} (hf_align.json, hf_align.md)")
     return 0

@@ -61,7 +61,8 @@ def load_hf_folder(path)->tuple:
     "(model in eval mode, task, tokenizer or None) from a `save_pretrained` folder or a hub id."
     tf = importlib.import_module('transformers'); p = Path(path)
     if p.exists() and not (p / 'config.json').is_file(): raise ValueError(f"{path}: not a Hugging Face folder (no config.json)")
-    cfg = tf.AutoConfig.from_pretrained(str(path))
+    try: cfg = tf.AutoConfig.from_pretrained(str(path))
+    except Exception as e: raise ValueError(f"{path}: no such folder, and no hub model this machine can load ({type(e).__name__}: {str(e).splitlines()[0][:120]})") from None
     arch = (getattr(cfg, 'architectures', None) or [None])[0]
     if arch is None: raise ValueError(f"{path}: config.json names no architecture ('architectures' is missing)")
     if not hasattr(tf, arch): raise ValueError(f"{path}: transformers {tf.__version__} has no class {arch!r}")
