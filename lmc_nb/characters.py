@@ -224,6 +224,7 @@ def _reduces(D:_Derive, g:str, args:tuple)->bool:
     dims = [d % x.ndim for d in (dims if isinstance(dims, (list, tuple)) else [dims])]
     return any(a in dims for a in D.axes(x, g))
 
+# %% ../nbs/06j_characters.ipynb #1d1ce562
 def _pointwise(D:_Derive, g:str, name:str, args:tuple, outs:list)->dict|None:
     "One-input ops: the output's character (None: not one this rule knows)."
     x = args[0]
@@ -243,7 +244,7 @@ def _pointwise(D:_Derive, g:str, name:str, args:tuple, outs:list)->dict|None:
         D.constrain(m, 'one', g, mat=1 if (id(x), g) in D.sq else 0)
     return None
 
-# %% ../nbs/06j_characters.ipynb #2c83f7b8
+# %% ../nbs/06j_characters.ipynb #a7938735
 def _unknown(D:_Derive, g:str, name:str, ins:list, outs:list):
     "An op without a rule: every character it reads must be 1 (the trace already proved it permutation-equivariant)."
     for t in ins:
@@ -253,7 +254,7 @@ def _unknown(D:_Derive, g:str, name:str, ins:list, outs:list):
     for o in outs:
         if D.axes(o, g): D.put(o, g, {})
 
-# %% ../nbs/06j_characters.ipynb #b3d6805e
+# %% ../nbs/06j_characters.ipynb #0f728cef
 def _step(D:_Derive, g:str, name:str, args:tuple, ins:list, outs:list):
     "One op's rule for group g."
     if any((id(t), g) in D.sq for t in ins) and not (name in ('sum', 'mean') and _reduces(D, g, args)): D.mat[g] = 0
@@ -275,7 +276,7 @@ def _step(D:_Derive, g:str, name:str, args:tuple, ins:list, outs:list):
     for o in outs:
         if D.axes(o, g): D.put(o, g, m)
 
-# %% ../nbs/06j_characters.ipynb #d606929b
+# %% ../nbs/06j_characters.ipynb #bf48f844
 @dataclass
 class GroupType:
     "One group's derived type: its place in the lattice, the character each of its tensors takes (eq. 1), its variables' freedoms."
@@ -297,7 +298,7 @@ def _conclude(D:_Derive, g:str, entries:list)->GroupType:
          else [k for k, v in DIAG.items() if v == (sign, scale)][0])
     return GroupType(t, fac, free, D.eps[g])
 
-# %% ../nbs/06j_characters.ipynb #208c3547
+# %% ../nbs/06j_characters.ipynb #9255401c
 def derive_types(model:nn.Module, x, # the example input `auto_spec` traced
                  spec:PermSpec, # its derived groups (`auto_spec`, `lively_spec`)
                 )->dict:

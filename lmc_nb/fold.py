@@ -117,6 +117,7 @@ def fold_norms(model:nn.Module, x, # the example input the spec is traced and th
     out.load_state_dict({k: sd.get(k, v) for k, v in out.state_dict().items()}); _check(model, out, x, rtol)   # (a bias made for a group that then failed: zero)
     return out, rep
 
+# %% ../nbs/06jb_fold.ipynb #b2aa410e
 def _swap(model:nn.Module, name:str):
     "Norm `name` (its gain folded) → nn.RMSNorm over the same shape and eps, without affine parameters (the check after the fold catches an eps or a convention that differs)."
     m = model.get_submodule(name); parent, _, leaf = name.rpartition('.')

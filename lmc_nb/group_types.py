@@ -28,6 +28,7 @@ class Element:
 
 def _mags(n:int, gen)->Tensor: return torch.exp((torch.rand(n, generator=gen, dtype=torch.float64) * 2 - 1) * math.log(2))
 
+# %% ../nbs/06ja_group_types.ipynb #c129e3d7
 def sample_element(gt:GroupType, n:int, kind:str=None, seed:int=0,
                    relax:bool=False, # every variable takes the kind's freedoms (a cover's element), not only those the derivation left it
                   )->Element:
@@ -44,7 +45,7 @@ def sample_element(gt:GroupType, n:int, kind:str=None, seed:int=0,
     if kind == 'general linear': return Element(kind, M=Q() * _mags(n, gen) @ Q())
     raise ValueError(f"sample_element: unknown type {kind!r}; choose one of {TYPES}")
 
-# %% ../nbs/06ja_group_types.ipynb #c22c0d31
+# %% ../nbs/06ja_group_types.ipynb #1988e2a0
 def _entry_map(m:dict, el:Element)->Tensor|None:
     "The (n, n) map of eq. (1) for an entry of character m (None: a character no matrix has, e.g. batch norm's χ²)."
     if el.M is None:
@@ -57,6 +58,7 @@ def _entry_map(m:dict, el:Element)->Tensor|None:
     if (S, K) == (1, 1) or (S == 1 and el.kind == 'orthogonal'): return el.M
     return torch.linalg.inv(el.M).T if (S, K) == (1, -1) else None
 
+# %% ../nbs/06ja_group_types.ipynb #0ae3ebaf
 def apply_element(spec:PermSpec, sd:dict, g:str, gt:GroupType, el:Element)->dict|None:
     "`sd` with group g moved by `el` (eq. 1), in each tensor's dtype; None where some entry has no map under `el`."
     out = dict(sd)
@@ -71,7 +73,7 @@ def condition_number(gt:GroupType, el:Element)->float:
     if el.M is not None: return float(torch.linalg.cond(el.M))
     return max(float(A.abs().sum(1).max() / A.abs().sum(1).min()) for A in (_entry_map(m, el) for m in gt.factors.values()))
 
-# %% ../nbs/06ja_group_types.ipynb #76c5416a
+# %% ../nbs/06ja_group_types.ipynb #e27d79ca
 def prove_types(model:nn.Module, x, spec:PermSpec, types:dict, seed:int=0,
                 rtol:float=None, # default: 1000 × the output dtype's epsilon, as `auto_spec`
                )->dict:
@@ -91,7 +93,7 @@ def _refuse(proofs:dict):
     bad = {g: p for g, p in proofs.items() if p['own'] is not None and not p['own'] <= p['tol']}
     if bad: raise AssertionError('; '.join(f"group {g!r}: a {p['type']} element changed the outputs by {p['own']:.1e} > tol {p['tol']:.1e}" for g, p in bad.items()))
 
-# %% ../nbs/06ja_group_types.ipynb #a8c98265
+# %% ../nbs/06ja_group_types.ipynb #6c7e7f8a
 class TypedSpec(AutoSpec):
     "An `AutoSpec` whose groups carry their derived, proved type (`types`, `proofs`)."
     def __repr__(self):

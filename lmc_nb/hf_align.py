@@ -148,6 +148,7 @@ def hf_align(a, b, # two `save_pretrained` folders (or hub ids) of one architect
         res[k] = dict(lams=grid, loss=L, barrier=barrier(grid, L).value)
     return dict(task=task, arch=type(A).__name__, text=text, windows=[n, T], results=res, types=al.get('_types'), folded=al.get('_folded'))
 
+# %% ../nbs/12_hf_align.ipynb #822893d3
 def hf_markdown(r:dict, title:str='')->str:
     "The result of `hf_align` as a short Markdown report."
     rows = '\n'.join(f"| {k} | {v['loss'][0]:.4f} | {v['loss'][len(v['loss']) // 2]:.4f} | {v['loss'][-1]:.4f} | {v['barrier']:.4f} |" for k, v in r['results'].items())
@@ -155,7 +156,7 @@ def hf_markdown(r:dict, title:str='')->str:
             f"| alignment | loss at A | at λ = ½ | at B | barrier (nats) |\n|---|---|---|---|---|\n{rows}\n\n"
             + (f"Whole group on the folded models: {r['types']}\n" if r.get('types') else ''))
 
-# %% ../nbs/12_hf_align.ipynb #6a5ae3ae
+# %% ../nbs/12_hf_align.ipynb #92fe95cd
 def run_hf_align(a, b, text:str='licenses', lams:int=9, out='lmc_align', force:bool=False, **kw)->dict:
     "`lmc align` on two Hugging Face folders: `hf_align`, written to `out` (refused if it holds a result, unless `force`)."
     out = Path(out)
@@ -168,7 +169,7 @@ def is_hf_folder(p)->bool:
     "Is `p` a folder with a config.json (what `save_pretrained` writes)?"
     return Path(p).is_dir() and (Path(p) / 'config.json').is_file()
 
-# %% ../nbs/12_hf_align.ipynb #e3362b5d
+# %% ../nbs/12_hf_align.ipynb #c02b7388
 def train_lm(model:nn.Module, tok, text:str, steps:int=300, T:int=64, bs:int=32, lr:float=3e-3, seed:int=0)->list:
     "A causal LM trained in place on random windows of the first 90 % of `text` (AdamW, cosine schedule); the loss every 50 steps."
     torch.manual_seed(seed); ids = token_windows(tok, text, T, steps * bs, "train", seed)

@@ -69,6 +69,7 @@ def procrustes(S:Tensor)->Tensor:
     "Eq. (3): the orthogonal Q maximising ⟨S, Q⟩."
     U, _, Vh = torch.linalg.svd(S.double()); return U @ Vh
 
+# %% ../nbs/06k_typed_match.ipynb #3afc8684
 def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, svs:list, el:Element, entries:list=None)->tuple:
     "(the best element of g's type given the others, its score, the current element's score)."
     if gt.type in ('orthogonal', 'general linear'):                          # (a general linear group without its map: its orthogonal subgroup)
@@ -81,7 +82,7 @@ def _solve(spec:PermSpec, sa:dict, sb:dict, g:str, gt:GroupType, svs:list, el:El
     old = Sk[ar, el.p] + sum(el.d[v].sign() * S[ar, el.p] for v, S in Ss.items())
     return Element('signed permutation', p, d), float(C[ar, p].sum()), float(old.sum())
 
-# %% ../nbs/06k_typed_match.ipynb #79ae4716
+# %% ../nbs/06k_typed_match.ipynb #1e91358c
 def _identity(gt:GroupType, n:int)->Element:
     if gt.type in ('orthogonal', 'general linear'): return Element('orthogonal', M=torch.eye(n, dtype=torch.float64))
     return Element('signed permutation', torch.arange(n), {v: torch.ones(n, dtype=torch.float64) for v in gt.free})
@@ -91,7 +92,7 @@ def _sign_vars(g:str, gt:GroupType, fixed:dict)->list:
     if gt.type == 'general linear' and g not in fixed: warnings.warn(f"typed_weight_matching: group {g!r} is general linear but has no map from activations (`act_maps`, `fixed`): matched in its orthogonal subgroup")
     return [v for v, (s, _) in gt.free.items() if s] if gt.type in DIAG and DIAG[gt.type][0] else []
 
-# %% ../nbs/06k_typed_match.ipynb #2a07acb5
+# %% ../nbs/06k_typed_match.ipynb #d94aa30f
 def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in canonical scales (`canonical_scales`)
                           types:dict, # group → `GroupType`
                           fixed:dict=None, # group → Element held fixed (general linear groups: from `act_maps`)
@@ -115,7 +116,7 @@ def typed_weight_matching(spec:PermSpec, sa:dict, sb:dict, # two state dicts, in
     else: warnings.warn(f"typed_weight_matching: still improving after {max_iter} sweeps", RuntimeWarning)
     return els, it
 
-# %% ../nbs/06k_typed_match.ipynb #31fa93ff
+# %% ../nbs/06k_typed_match.ipynb #1a461870
 def _partner(spec:PermSpec, e, o:str):
     "The entry of group o on the same tensor, axis and view as e, another factor of it (None if there is none)."
     return next((f for f in spec.groups[o] if (f.tensor, f.axis, f.view, f.span, f.inner) == (e.tensor, e.axis, e.view, e.span, e.inner) and f.sub != e.sub and e.view), None)
@@ -133,7 +134,7 @@ def _nuclear_start(spec:PermSpec, sa:dict, sb:dict, g:str, pairs:list, svs:list,
     sg = torch.where((Mp * Q0).sum((1, 2)) < 0, -1., 1.).double()
     return Element('signed permutation', p, {v: sg if v in svs else d for v, d in el.d.items()})
 
-# %% ../nbs/06k_typed_match.ipynb #d1c66a74
+# %% ../nbs/06k_typed_match.ipynb #48587ad6
 def _staged_start(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict, sv:dict, els:dict)->dict:
     "The descent's start: groups solved one at a time on their determined entries, the best determined first."
     bt, known = spec.by_tensor(), set(fixed)
@@ -152,7 +153,7 @@ def _staged_start(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict, sv:di
         known.add(g)
     return els
 
-# %% ../nbs/06k_typed_match.ipynb #587c727a
+# %% ../nbs/06k_typed_match.ipynb #5c333558
 def act_maps(A:nn.Module, B:nn.Module, data:Data, spec, # a spec with feature points (`auto_spec`'s `features`)
              types:dict, bs:int=512, max_samples:int=None, ridge:float=0.)->dict:
     "{general linear group: Element(M̂)} of eq. (4), refused where B's second moment is singular (fewer samples than units, dead units)."
@@ -171,7 +172,7 @@ def act_maps(A:nn.Module, B:nn.Module, data:Data, spec, # a spec with feature po
         out[g] = Element('general linear', M=torch.linalg.solve(Cbb, Cab.T).T)
     return out
 
-# %% ../nbs/06k_typed_match.ipynb #9bc546e4
+# %% ../nbs/06k_typed_match.ipynb #b03d0582
 def align_typed(spec:PermSpec, sa:dict, sb:dict, types:dict, fixed:dict=None, **kw)->tuple:
     "(B moved by its whole group onto A, in A's scales; {group: matched Element}; iterations)."
     ca, ea = canonical_scales(spec, sa, types)
