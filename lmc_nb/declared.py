@@ -11,7 +11,8 @@ from pathlib import Path
 from .verdicts import Verdict
 
 # %% auto #0
-__all__ = ['KINDS', 'printed', 'value_verdict', 'no_effect_verdict', 'declared_margins', 'first_commit', 'declared_before']
+__all__ = ['KINDS', 'ZERO', 'printed', 'value_verdict', 'no_effect_verdict', 'declared_margins', 'first_commit',
+           'declared_before']
 
 # %% ../nbs/12gb_declared.ipynb #ce4622d6
 KINDS = ('printed', 'spread', 'exact')
@@ -60,6 +61,8 @@ def value_verdict(ours:float, # our value (the mean over independent runs, or an
     return Verdict(ours, ci, 'qualitative' if _side(a, b) == _side(lo, hi) else 'departs', rule)
 
 # %% ../nbs/12gb_declared.ipynb #861712b8
+ZERO = 1e-12          # floating-point rounding of an exact 0, not a tolerance of the claim
+
 def no_effect_verdict(ours:float, # our mean difference
                       ci:list, # its 95 % interval (None: an exact value)
                       margin:float=None, # a margin declared before the run (`declared_margins`, `declared_before`), or None
@@ -69,9 +72,9 @@ def no_effect_verdict(ours:float, # our mean difference
     if margin is not None and not (math.isfinite(margin) and margin > 0): raise ValueError(f"no_effect_verdict: margin {margin!r} must be positive")
     a, b = ci if ci is not None else (ours, ours)
     if margin is None:
-        rule = ("paper: no effect, no margin stated and none declared before the run; two-sided: reproduced only if the interval is exactly 0, "
+        rule = ("paper: no effect, no margin stated and none declared before the run; two-sided: reproduced only if the interval is 0 to rounding (±1e-12), "
                 "departs if it excludes 0, inconclusive if it holds 0")
-        v = 'reproduced' if a == b == 0 else 'departs' if a > 0 or b < 0 else 'inconclusive'
+        v = 'reproduced' if max(abs(a), abs(b)) <= ZERO else 'departs' if a > 0 or b < 0 else 'inconclusive'
         return Verdict(ours, ci, v, rule, need='an equivalence margin declared before a fresh run' if v == 'inconclusive' else '')
     rule = f"paper: no effect; eq. 2 of 12gb_declared with the margin ±{margin:g} declared before the run: reproduced if the interval lies inside it, departs if wholly outside, else inconclusive"
     v = 'reproduced' if -margin <= a and b <= margin else 'departs' if a > margin or b < -margin else 'inconclusive'
