@@ -94,11 +94,14 @@ def declared_margins(folder=None)->dict:
             raise ValueError(f"{f}: {k!r} must hold a positive margin, its unit, why that size and the run that will measure it")
     return d
 
-def first_commit(path, needle:str, repo='.')->str:
-    "The earliest commit that added `needle` to `path` (`git log -S`), or None where git or the text is missing."
-    try: out = subprocess.run(['git', 'log', '--format=%H', '-S', needle, '--', str(path)], cwd=repo, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError): return None
-    return out.stdout.split()[-1] if out.returncode == 0 and out.stdout.split() else None
+def first_commit(path, key:str, repo='.')->str:
+    "The earliest commit that added the JSON string `key` to `path` (`git log -S`, either escaping of non-ASCII), or None where git or the text is missing."
+    found = []
+    for needle in {json.dumps(key), json.dumps(key, ensure_ascii=False)}:
+        try: out = subprocess.run(['git', 'log', '--format=%ct %H', '-S', needle, '--', str(path)], cwd=repo, capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError): return None
+        if out.returncode == 0: found += [l.split() for l in out.stdout.splitlines() if l.strip()]
+    return min(found)[1] if found else None
 
 # %% ../nbs/12gb_declared.ipynb #38275b9e
 def declared_before(row_id:str, # the ledger row
@@ -109,7 +112,7 @@ def declared_before(row_id:str, # the ledger row
     "Whether `row_id`'s margin was committed before the outputs that judge it (a strict ancestor commit)."
     decl = Path(folder or 'claims') / 'declared' / 'margins.json'
     if subprocess.run(['git', 'rev-parse'], cwd=repo, capture_output=True).returncode != 0: return None
-    d, o = first_commit(decl, json.dumps(row_id, ensure_ascii=False), repo), first_commit(outputs, json.dumps(row_id, ensure_ascii=False), repo)
+    d, o = first_commit(decl, row_id, repo), first_commit(outputs, row_id, repo)
     if d is None: return False
     if o is None: return True                                               # declared, no outputs committed yet
     return d != o and subprocess.run(['git', 'merge-base', '--is-ancestor', d, o], cwd=repo).returncode == 0
