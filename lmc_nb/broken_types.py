@@ -11,7 +11,8 @@ from torch.func import functional_call
 from .perm import PermSpec
 from .nnutil import call_model, model_outputs
 from .asymmetrize import generic_point
-from .characters import TYPES, COVERS, within, derive_types
+from .lattice import TYPES, COVERS, within
+from .characters import derive_types
 from .group_types import Element, sample_element, apply_element
 
 # %% auto #0

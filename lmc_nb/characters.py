@@ -12,24 +12,10 @@ from .auto_trace import trace_spaces, _spaces_to_groups
 from .tracer import _tensors, _below
 from fastcore.basics import patch
 from .perm import PermSpec
+from .lattice import TYPES, COVERS, DIAG, AFFINE
 
 # %% auto #0
-__all__ = ['TYPES', 'COVERS', 'DIAG', 'CONTRACT', 'SDPA', 'PASS', 'POS', 'ODD', 'within', 'GroupType', 'derive_types',
-           'type_counts']
-
-# %% ../nbs/06j_characters.ipynb #39e83bf5
-TYPES = ('permutation', 'positive scaled permutation', 'signed permutation', 'signed scaled permutation', 'orthogonal', 'general linear')
-COVERS = {'permutation': ('positive scaled permutation', 'signed permutation'),         # each type's next larger types
-          'positive scaled permutation': ('signed scaled permutation',),
-          'signed permutation': ('signed scaled permutation', 'orthogonal'),
-          'signed scaled permutation': ('general linear',), 'orthogonal': ('general linear',), 'general linear': ()}
-DIAG = {'permutation': (False, False), 'positive scaled permutation': (False, True),    # (signs, scales) a diagonal type lets through
-        'signed permutation': (True, False), 'signed scaled permutation': (True, True)}
-
-def within(a:str, b:str)->bool:
-    "Is type a a subgroup of type b (a ≤ b in the lattice)?"
-    if a not in COVERS or b not in COVERS: raise ValueError(f"within: unknown type {a if a not in COVERS else b!r}; choose one of {TYPES}")
-    return a == b or any(within(c, b) for c in COVERS[a])
+__all__ = ['CONTRACT', 'SDPA', 'PASS', 'POS', 'ODD', 'AFFINE_PASS', 'GroupType', 'derive_types', 'type_counts']
 
 # %% ../nbs/06j_characters.ipynb #402f1dd9
 def _mul(a:dict, b:dict)->dict:
@@ -55,6 +41,7 @@ class _Derive:
         self.factor, self.mat, self.bad, self.eps = {g: {} for g in leaf}, {g: 2 for g in leaf}, {}, {g: 0. for g in leaf}
         self.sq, self.src = set(), {i: ns[0] for i, ns in tr.names.items()}   # squares of the units (x ∘ x); tensor → the parameter it views
         self.canon = {n: ns[0] for ns in tr.names.values() for n in ns[1:]}    # a tied parameter's other names → its first
+        self.aff, self.offsets = {}, {g: {} for g in leaf}                     # (tensor, group) → c of an affine flip (06iz eq. 1); group → {reader bias: (its weight, c)}
     def axes(self, t, g)->list:
         "The axes of t that carry group g's units."
         lab = self.tr.lab.get(id(t)) if isinstance(t, Tensor) else None
@@ -233,6 +220,7 @@ def _pointwise(D:_Derive, g:str, name:str, args:tuple, outs:list)->dict|None:
     if name == 'neg': return m
     if name in POS: D.constrain(m, 'pos', g); return m
     if name in ODD: D.constrain(m, 'unit', g); return _sign(m)
+    if name.rstrip('_') in AFFINE: D.constrain(m, 'unit', g); D.aff.update({(id(o), g): AFFINE[name.rstrip('_')] for o in outs}); return _sign(m)
     if name == 'abs': D.mat[g] = 0; return {v: (0, k) for v, (s, k) in m.items()}
     if name == 'pow' and not isinstance(args[1], Tensor) and float(args[1]).is_integer():
         p = int(args[1])
@@ -254,10 +242,22 @@ def _unknown(D:_Derive, g:str, name:str, ins:list, outs:list):
     for o in outs:
         if D.axes(o, g): D.put(o, g, {})
 
+# %% ../nbs/06j_characters.ipynb #3fcf9ce4
+AFFINE_PASS = {'t', 'transpose', 'permute', 'clone', 'contiguous', 'detach', 'alias', '_to_copy', 'to', 'lift_fresh', 'lift_fresh_copy'}
+
+def _affine_read(D:_Derive, g:str, name:str, args:tuple, aff:list, outs:list):
+    "An op reading affine-flipped units: passed on, absorbed by a biased linear reader (its bias recorded), or the sign taken away."
+    if name in AFFINE_PASS: D.aff.update({(id(o), g): D.aff[id(aff[0]), g] for o in outs if D.axes(o, g)}); return
+    if name == 'addmm' and len(aff) == 1 and aff[0] is args[1] and D.axes(args[1], g) == [1] and D.is_param(args[0]) and D.is_param(args[2]):
+        D.offsets[g][D.src[id(args[0])]] = (D.src[id(args[2])], D.aff[id(aff[0]), g]); return
+    for t in aff: D.constrain(D.get(t, g), 'pos', g)
+
+
 # %% ../nbs/06j_characters.ipynb #0f728cef
 def _step(D:_Derive, g:str, name:str, args:tuple, ins:list, outs:list):
     "One op's rule for group g."
     if any((id(t), g) in D.sq for t in ins) and not (name in ('sum', 'mean') and _reduces(D, g, args)): D.mat[g] = 0
+    if aff := [t for t in ins if (id(t), g) in D.aff]: _affine_read(D, g, name, args, aff, outs)
     if name in CONTRACT: (ia, ca), (ib, cb), bi = CONTRACT[name]; return _contract(D, g, args[ia], ca, args[ib], cb, None if bi is None else args[bi], outs)
     rules = {'convolution': _conv, 'native_batch_norm': _batch_norm, '_native_batch_norm_legit_no_training': _batch_norm, 'native_layer_norm': _layer_norm}
     if name in rules: return rules[name](D, g, args, outs)
@@ -285,6 +285,7 @@ class GroupType:
     free:dict = field(default_factory=dict)      # variable → (sign free, scale free)
     eps:float = 0.                               # batch norm's eps over its smallest running variance: how inexact a scale is
     reason:str = None                            # why the type is 'permutation' without a derivation
+    offsets:dict = field(default_factory=dict)   # affine flips: reader bias → (its weight, c), what eq. 2 of 06iz_lattice moves
 
 def _conclude(D:_Derive, g:str, entries:list)->GroupType:
     if g in D.bad: return GroupType('permutation', reason=D.bad[g])
@@ -296,7 +297,8 @@ def _conclude(D:_Derive, g:str, entries:list)->GroupType:
     one = len(free) == 1 and all(m == {} or list(m.values())[0] in ((1, 1), (1, -1)) for m in fac.values())
     t = ('general linear' if D.mat[g] == 2 and one and sign and scale else 'orthogonal' if D.mat[g] >= 1 and one and sign
          else [k for k, v in DIAG.items() if v == (sign, scale)][0])
-    return GroupType(t, fac, free, D.eps[g])
+    aff = D.offsets[g] if t == 'signed permutation' and D.offsets[g] else {}   # the flips are affine where a reader's bias absorbs them
+    return GroupType('affine signed permutation' if aff else t, fac, free, D.eps[g], offsets=dict(aff))
 
 # %% ../nbs/06j_characters.ipynb #9255401c
 def derive_types(model:nn.Module, x, # the example input `auto_spec` traced

@@ -12,7 +12,8 @@ from .perm import PermSpec, _output_change
 from .otfuse import move_axis
 from .universe import _eye
 from .autospec import AutoSpec, auto_spec
-from .characters import TYPES, COVERS, DIAG, GroupType, derive_types, type_counts
+from .lattice import TYPES, COVERS, DIAG, reader_offset
+from .characters import GroupType, derive_types, type_counts
 
 # %% auto #0
 __all__ = ['Element', 'sample_element', 'apply_element', 'condition_number', 'prove_types', 'TypedSpec', 'typed_spec']
@@ -61,11 +62,14 @@ def _entry_map(m:dict, el:Element)->Tensor|None:
 # %% ../nbs/06ja_group_types.ipynb #0ae3ebaf
 def apply_element(spec:PermSpec, sd:dict, g:str, gt:GroupType, el:Element)->dict|None:
     "`sd` with group g moved by `el` (eq. 1), in each tensor's dtype; None where some entry has no map under `el`."
-    out = dict(sd)
+    out, maps = dict(sd), {}
     for e in spec.groups[g]:
-        A = _entry_map(gt.factors[e.tensor] if gt.factors else {}, el)       # a group without characters (no rule followed it): permutations only
+        A = maps[e.tensor] = _entry_map(gt.factors[e.tensor] if gt.factors else {}, el)   # a group without characters (no rule followed it): permutations only
         if A is None: return None
         out[e.tensor] = move_axis(out[e.tensor].double(), e, A).to(sd[e.tensor].dtype)
+    for b, (w, c) in (gt.offsets or {}).items():                              # affine flips: the reader's bias absorbs eq. 2 of 06iz_lattice
+        e = next(e for e in spec.groups[g] if e.tensor == w); f = maps[w][torch.arange(len(el.p)), el.p]
+        out[b] = (out[b].double() + reader_offset(e.to_front(sd[w].double()), el.p[f < 0], c)).to(sd[b].dtype)
     return out
 
 def condition_number(gt:GroupType, el:Element)->float:

@@ -11,7 +11,8 @@ from .perm import PermSpec
 from .assign import hungarian
 from .data import Data
 from .features import feature_stats
-from .characters import DIAG, GroupType
+from .lattice import DIAG
+from .characters import GroupType
 from .group_types import Element, apply_element, sample_element, condition_number
 
 # %% auto #0
