@@ -148,7 +148,7 @@ def _control(model:nn.Module, twin:nn.Module, x, groups:dict, rtol:float, seed:i
     if ctrl is not None:                                                      # (None: every group one axis, a symmetry whatever the permutation)
         try: refuse_vacuous(ctrl, rtol, type(model).__name__)
         except ValueError as e:
-            if strict: raise ValueError(f"auto_spec: {e}") from None
+            if strict: raise ValueError(f"auto_spec: {e}; a model at initialisation (a zero head, as timm's Hiera): `lively_spec(model, x)` proves on a copy with its zero matrices drawn") from None
             warnings.warn(f"auto_spec: {e}", RuntimeWarning, stacklevel=3)
     return ctrl
 
