@@ -247,7 +247,9 @@ AFFINE_PASS = {'t', 'transpose', 'permute', 'clone', 'contiguous', 'detach', 'al
 
 def _affine_read(D:_Derive, g:str, name:str, args:tuple, aff:list, outs:list):
     "An op reading affine-flipped units: passed on, absorbed by a biased linear reader (its bias recorded), or the sign taken away."
-    if name in AFFINE_PASS: D.aff.update({(id(o), g): D.aff[id(aff[0]), g] for o in outs if D.axes(o, g)}); return
+    intact = lambda o: len(D.axes(o, g)) == len(D.axes(aff[0], g)) == 1 and o.shape[D.axes(o, g)[0]] == aff[0].shape[D.axes(aff[0], g)[0]]
+    if name in AFFINE_PASS or (name in ('view', '_unsafe_view', 'reshape') and all(intact(o) for o in outs)):   # (a view that keeps the units one axis: 3-D input to a linear layer)
+        D.aff.update({(id(o), g): D.aff[id(aff[0]), g] for o in outs if D.axes(o, g)}); return
     if name == 'addmm' and len(aff) == 1 and aff[0] is args[1] and D.axes(args[1], g) == [1] and D.is_param(args[0]) and D.is_param(args[2]):
         D.offsets[g][D.src[id(args[0])]] = (D.src[id(args[2])], D.aff[id(aff[0]), g]); return
     for t in aff: D.constrain(D.get(t, g), 'pos', g)
