@@ -123,8 +123,9 @@ def _aligned(A:nn.Module, B:nn.Module, x:dict, which, sweeps:int=100)->dict:
     if 'whole' in which:
         (fa, ra), (fb, _) = fold_norms(A, x), fold_norms(B, x)
         sf = auto_spec(fa, x); ty = derive_types(fa, x, sf)
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore'); tb = align_typed(sf, fa.state_dict(), fb.state_dict(), ty, max_iter=sweeps)[0]
+        with warnings.catch_warnings(record=True) as ws:                    # kept and reported: a descent stopped short, a group matched in a subgroup
+            warnings.simplefilter('always'); tb = align_typed(sf, fa.state_dict(), fb.state_dict(), ty, max_iter=sweeps)[0]
+        out['_notes'] = sorted({str(w.message) for w in ws if w.category in (RuntimeWarning, UserWarning)})
         out['whole'] = (fa, fa.state_dict(), tb); out['_types'] = type_counts(ty, {g: es[0].size(tb[es[0].tensor]) for g, es in sf.groups.items()}); out['_folded'] = ra
     return out
 
@@ -146,7 +147,7 @@ def hf_align(a, b, # two `save_pretrained` folders (or hub ids) of one architect
         b_own = lm_losses(B, B.state_dict(), B.state_dict(), ids, task, [0.], getattr(tok, 'mask_token_id', None), seed)[0]
         if abs(L[-1] - b_own) > 1e-3 * max(1., b_own): raise AssertionError(f"hf_align: {k} changed B's loss ({b_own:.4f} → {L[-1]:.4f}): not a symmetry")
         res[k] = dict(lams=grid, loss=L, barrier=barrier(grid, L).value)
-    return dict(task=task, arch=type(A).__name__, text=text, windows=[n, T], results=res, types=al.get('_types'), folded=al.get('_folded'))
+    return dict(task=task, arch=type(A).__name__, text=text, windows=[n, T], results=res, types=al.get('_types'), folded=al.get('_folded'), notes=al.get('_notes', []))
 
 # %% ../nbs/12_hf_align.ipynb #822893d3
 def hf_markdown(r:dict, title:str='')->str:
@@ -154,7 +155,8 @@ def hf_markdown(r:dict, title:str='')->str:
     rows = '\n'.join(f"| {k} | {v['loss'][0]:.4f} | {v['loss'][len(v['loss']) // 2]:.4f} | {v['loss'][-1]:.4f} | {v['barrier']:.4f} |" for k, v in r['results'].items())
     return (f"# {title or 'lmc align'}\n\n{r['arch']} ({r['task']}), {r['windows'][0]} windows of {r['windows'][1]} tokens of {r['text']!r}\n\n"
             f"| alignment | loss at A | at λ = ½ | at B | barrier (nats) |\n|---|---|---|---|---|\n{rows}\n\n"
-            + (f"Whole group on the folded models: {r['types']}\n" if r.get('types') else ''))
+            + (f"Whole group on the folded models: {r['types']}\n" if r.get('types') else '')
+            + ''.join(f"\n- the whole-group matching said: {n}" for n in r.get('notes', [])))
 
 # %% ../nbs/12_hf_align.ipynb #92fe95cd
 def run_hf_align(a, b, text:str='licenses', lams:int=9, out='lmc_align', force:bool=False, **kw)->dict:
